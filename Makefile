@@ -1,0 +1,77 @@
+# jetson_llm.vllm: every target sets itself up from nothing on a fresh Debian 12 machine (as root).
+#   make demo   - the main job on the built-in local demo fleet
+#   make test   - everything CI runs (lint, sanity, unit, integration)
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+TOP        := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+PYTHON     ?= python3
+VENV       := $(TOP)/.venv
+BIN        := $(VENV)/bin
+STAMPS     := $(TOP)/.build/stamps
+COLL_LINK  := $(TOP)/.build/collections
+ANSIBLE_ENV := ANSIBLE_COLLECTIONS_PATH=$(COLL_LINK) ANSIBLE_FORCE_COLOR=0 PATH=$(BIN):$$PATH
+APT_PACKAGES := python3-venv git make tar zstd ca-certificates
+
+.PHONY: help deps venv collection demo test lint sanity units integration bench changelog clean
+
+help:
+	@echo "make demo         run the main job on the built-in demo fleet"
+	@echo "make test         the whole suite (lint, sanity, units, integration)"
+	@echo "make lint | sanity | units | integration | bench"
+
+# --- set-up ---------------------------------------------------------------------------------
+$(STAMPS)/apt:
+	@mkdir -p $(STAMPS)
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if ! command -v apt-get >/dev/null; then echo "missing packages:$$missing (no apt-get)" >&2; exit 1; fi; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+	@touch $@
+
+deps: $(STAMPS)/apt
+
+$(STAMPS)/venv: tests/requirements.txt | $(STAMPS)/apt
+	@mkdir -p $(STAMPS)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -r tests/requirements.txt
+	@touch $@
+
+venv: $(STAMPS)/venv
+
+collection: venv
+	@tests/utils/collection.sh link >/dev/null
+
+# --- the main job ---------------------------------------------------------------------------
+demo: collection
+	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/ansible-playbook -i inventories/demo/hosts.yml playbooks/demo.yml
+
+# --- tests ----------------------------------------------------------------------------------
+lint: collection
+	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/ansible-lint --profile production
+
+sanity: venv
+	dir=$$(tests/utils/collection.sh copy) && cd $$dir && \
+	  PATH=$(BIN):$$PATH $(BIN)/ansible-test sanity --venv --python 3.11 --color no
+
+units: venv
+	dir=$$(tests/utils/collection.sh copy) && cd $$dir && \
+	  PATH=$(BIN):$$PATH $(BIN)/ansible-test units --venv --python 3.11 --color no
+
+integration: collection
+	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/pytest -p no:cacheprovider -v tests/integration
+
+bench: collection
+	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/python tests/benchmarks/compare_vllm_bench.py
+
+changelog: venv
+	cd $(TOP) && $(BIN)/antsibull-changelog lint
+
+test: lint changelog sanity units integration
+	@echo "make test: all suites passed"
+
+clean:
+	rm -rf $(TOP)/.build $(TOP)/tests/output

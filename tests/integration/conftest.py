@@ -1,0 +1,82 @@
+"""Shared helpers for the integration suites (real ansible-playbook runs).
+
+Everything here runs the real tools from the project's virtualenv against the collection
+linked at .build/collections (see tests/utils/collection.sh).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TOP = Path(__file__).resolve().parents[2]
+COLLECTIONS = TOP / ".build" / "collections"
+BIN = Path(sys.executable).parent
+
+
+def _ansible_env(extra=None):
+    subprocess.run([str(TOP / "tests" / "utils" / "collection.sh"), "link"], check=True,
+                   stdout=subprocess.DEVNULL)
+    env = dict(os.environ)
+    env.update({
+        "ANSIBLE_COLLECTIONS_PATH": str(COLLECTIONS),
+        "ANSIBLE_FORCE_COLOR": "0",
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_RETRY_FILES_ENABLED": "0",
+        "ANSIBLE_HOST_KEY_CHECKING": "0",
+        "ANSIBLE_LOCALHOST_WARNING": "0",
+        "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0",
+        "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}",
+    })
+    if extra:
+        env.update(extra)
+    return env
+
+
+@pytest.fixture(scope="session")
+def ansible_env():
+    """Environment for running ansible-* commands against this collection."""
+    return _ansible_env()
+
+
+def run_playbook(playbook, inventory=None, extra_vars=None, env=None, check=True, args=()):
+    """Run ansible-playbook; return the CompletedProcess (stdout/stderr as text)."""
+    cmd = [str(BIN / "ansible-playbook"), str(playbook)]
+    if inventory:
+        cmd += ["-i", str(inventory)]
+    if extra_vars:
+        cmd += ["-e", json.dumps(extra_vars)]
+    cmd += list(args)
+    proc = subprocess.run(cmd, cwd=TOP, env=env or _ansible_env(), text=True,
+                          capture_output=True, check=False)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"ansible-playbook failed ({proc.returncode}):\n"
+                             f"{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def run_module(module, args, env=None, check_mode=False):
+    """Run one module on localhost through the real `ansible` CLI; return its result dict.
+
+    Uses the json stdout callback so the module's return value is parsed exactly.
+    """
+    environment = env or _ansible_env()
+    environment = dict(environment, ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
+                       ANSIBLE_STDOUT_CALLBACK="ansible.posix.json")
+    cmd = [str(BIN / "ansible"), "localhost", "-c", "local", "-i", "localhost,",
+           "-m", module, "-a", json.dumps(args)]
+    if check_mode:
+        cmd.append("--check")
+    proc = subprocess.run(cmd, cwd=TOP, env=environment, text=True, capture_output=True,
+                          check=False)
+    try:
+        data = json.loads(proc.stdout)
+    except ValueError as exc:
+        raise AssertionError(f"no JSON from ansible:\n{proc.stdout}\n{proc.stderr}") from exc
+    plays = data["plays"]
+    result = plays[0]["tasks"][0]["hosts"]["localhost"]
+    return result
