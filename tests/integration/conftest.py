@@ -30,6 +30,9 @@ def _ansible_env(extra=None):
         "ANSIBLE_HOST_KEY_CHECKING": "0",
         "ANSIBLE_LOCALHOST_WARNING": "0",
         "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0",
+        # Targets run modules with the system Python and its standard library only (a stock
+        # JetPack has no pip packages); this proves the modules need nothing else.
+        "ANSIBLE_PYTHON_INTERPRETER": "/usr/bin/python3",
         "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}",
     })
     if extra:
