@@ -2,8 +2,9 @@
 # Place this checkout where Ansible expects a collection:
 #   link  -> .build/collections/ansible_collections/jetson_llm/vllm (a symlink to the checkout;
 #            used by pytest, ansible-playbook, ansible-doc; edits are seen at once)
-#   copy  -> .build/ansible-test/ansible_collections/jetson_llm/vllm (a copy of the files git
-#            tracks or would track; ansible-test refuses symlinked collection roots)
+#   copy [BASE] -> BASE/ansible_collections/jetson_llm/vllm (default BASE: .build/ansible-test),
+#            a copy of the files git tracks or would track; ansible-test refuses symlinked
+#            collection roots. Give each concurrent run its own BASE.
 # Prints the collection path it made.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -16,7 +17,7 @@ case "$mode" in
     echo "$dest/vllm"
     ;;
   copy)
-    dest="$top/.build/ansible-test/ansible_collections/jetson_llm/vllm"
+    dest="${2:-$top/.build/ansible-test}/ansible_collections/jetson_llm/vllm"
     rm -rf "$dest"
     mkdir -p "$dest"
     cd "$top"
