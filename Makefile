@@ -42,6 +42,12 @@ $(STAMPS)/venv: tests/requirements.txt | $(STAMPS)/apt
 
 venv: $(STAMPS)/venv
 
+# ansible-test bootstraps pip into its virtualenvs from a host these machines cannot reach;
+# tests/utils/get_pip_offline.py does the same job with ensurepip and the normal package index.
+$(STAMPS)/ansible-test: tests/utils/get_pip_offline.py | $(STAMPS)/venv
+	$(BIN)/python tests/utils/get_pip_offline.py --install-cache
+	@touch $@
+
 collection: venv
 	@tests/utils/collection.sh link >/dev/null
 
@@ -53,11 +59,11 @@ demo: collection
 lint: collection
 	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/ansible-lint --profile production
 
-sanity: venv
+sanity: venv $(STAMPS)/ansible-test
 	dir=$$(tests/utils/collection.sh copy) && cd $$dir && \
 	  PATH=$(BIN):$$PATH $(BIN)/ansible-test sanity --venv --python 3.11 --color no
 
-units: venv
+units: venv $(STAMPS)/ansible-test
 	dir=$$(tests/utils/collection.sh copy) && cd $$dir && \
 	  PATH=$(BIN):$$PATH $(BIN)/ansible-test units --venv --python 3.11 --color no
 
