@@ -14,7 +14,7 @@ COLL_LINK  := $(TOP)/.build/collections
 ANSIBLE_ENV := ANSIBLE_COLLECTIONS_PATH=$(COLL_LINK) ANSIBLE_FORCE_COLOR=0 PATH=$(BIN):$$PATH
 APT_PACKAGES := python3-venv git make tar zstd ca-certificates
 
-.PHONY: help deps venv collection demo test lint sanity units integration bench changelog clean
+.PHONY: help deps venv collection demo test lint sanity units compat integration testbed bench changelog clean
 
 help:
 	@echo "make demo         run the main job on the built-in demo fleet"
@@ -70,13 +70,16 @@ units: venv $(STAMPS)/ansible-test
 integration: collection
 	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/pytest -p no:cacheprovider -v tests/integration
 
+compat: venv
+	tests/utils/compat.sh
+
 bench: collection
 	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/python tests/benchmarks/compare_vllm_bench.py
 
 changelog: venv
 	cd $(TOP) && $(BIN)/antsibull-changelog lint
 
-test: lint changelog sanity units integration
+test: lint changelog sanity units compat integration
 	@echo "make test: all suites passed"
 
 clean:

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Run the unit suite and render every module's documentation under the oldest and newest
+# ansible-core this collection claims (meta/runtime.yml: >=2.18): 2.18 on Python 3.11 and 2.21
+# on Python 3.12+ (ansible-core 2.21 needs it; these build machines have it under pyenv).
+# Each runs in its own cached virtualenv under .build/compat/.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+
+find_python() {  # newest interpreter at least $1 (e.g. 3.12)
+  local want=$1 cand
+  for cand in python3.13 python3.12 \
+      /root/.pyenv/versions/3.13*/bin/python3 /root/.pyenv/versions/3.12*/bin/python3 \
+      python3.11 python3; do
+    local exe
+    exe=$(command -v "$cand" 2>/dev/null) || continue
+    if "$exe" -c "import sys; sys.exit(0 if sys.version_info[:2] >= tuple(map(int, '$want'.split('.'))) else 1)" 2>/dev/null; then
+      echo "$exe"; return 0
+    fi
+  done
+  return 1
+}
+
+run_one() {  # $1 ansible-core version, $2 minimum python
+  local core=$1 pymin=$2 py venv
+  if ! py=$(find_python "$pymin"); then
+    echo "compat: ansible-core $core needs Python >= $pymin and none was found" >&2
+    exit 1
+  fi
+  venv=.build/compat/ansible-core-$core
+  if [ ! -x "$venv/bin/ansible-doc" ] || ! "$venv/bin/python" -c "import ansible.release as r; assert r.__version__ == '$core'" 2>/dev/null; then
+    rm -rf "$venv"
+    "$py" -m venv "$venv"
+    "$venv/bin/pip" install -q "ansible-core==$core" pytest pyyaml
+  fi
+  echo "== ansible-core $core on $("$venv/bin/python" --version)"
+  tests/utils/collection.sh link >/dev/null
+  for module in plugins/modules/*.py; do
+    name=$(basename "$module" .py)
+    ANSIBLE_COLLECTIONS_PATH=.build/collections "$venv/bin/ansible-doc" -t module "jetson_llm.vllm.$name" >/dev/null
+    echo "ansible-doc jetson_llm.vllm.$name: ok"
+  done
+  "$venv/bin/pytest" -q -p no:cacheprovider tests/unit
+}
+
+run_one 2.18.19 3.11
+run_one 2.21.5 3.12
