@@ -1,0 +1,937 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, jetson_llm.vllm maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Jetson identification: pure parsers and classification (private to this collection).
+
+Everything here is plain functions over bytes/text so that unit tests call them directly.
+``gather_facts(root, run_command)`` reads the files below ``root`` and assembles the
+``ansible_facts.jetson`` dictionary; ``benchmark_identity(facts)`` extracts the identity
+fields the benchmark result records.
+
+Only the Python standard library is used: this code runs on stock JetPack targets.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import os
+import re
+import shutil
+
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._version import (
+    compare_versions,
+    parse_version,
+)
+
+# --------------------------------------------------------------------------------------------
+# Reference data (docs/jetson_facts.md and /work/shared/reference/jetson-identity.md)
+# --------------------------------------------------------------------------------------------
+
+SOC_GENERATION = {
+    'tegra264': 'thor',
+    'tegra234': 'orin',
+    'tegra194': 'xavier',
+}
+
+# module part "pNNNN-NNNN" -> (product_line, variant or None when the part alone cannot tell)
+MODULE_PARTS = {
+    'p3834-0008': ('thor-agx', 'thor-t5000'),
+    'p3834-0005': ('thor-agx', 'thor-t5000'),
+    'p3834-0000': ('thor-agx', 'thor-t4000'),
+    # The original AGX Orin developer kit module: 32GB, but later kits were re-populated;
+    # the memory size decides (see _classify_orin_agx_devkit).
+    'p3701-0000': ('orin-agx', None),
+    'p3701-0004': ('orin-agx', 'orin-agx-32gb'),
+    'p3701-0005': ('orin-agx', 'orin-agx-64gb'),
+    'p3701-0008': ('orin-agx', 'orin-agx-industrial'),
+    'p3767-0000': ('orin-nx', 'orin-nx-16gb'),
+    'p3767-0001': ('orin-nx', 'orin-nx-8gb'),
+    'p3767-0003': ('orin-nano', 'orin-nano-8gb'),
+    'p3767-0004': ('orin-nano', 'orin-nano-4gb'),
+    'p3767-0005': ('orin-nano', 'orin-nano-8gb'),
+    'p2888-0001': ('xavier-agx', 'xavier-agx'),
+    'p2888-0004': ('xavier-agx', 'xavier-agx'),
+    'p2888-0005': ('xavier-agx', 'xavier-agx'),
+    'p2888-0006': ('xavier-agx', 'xavier-agx'),
+    'p2888-0008': ('xavier-agx', 'xavier-agx'),
+    'p3668-0000': ('xavier-nx', 'xavier-nx'),
+    'p3668-0001': ('xavier-nx', 'xavier-nx'),
+    'p3668-0003': ('xavier-nx', 'xavier-nx'),
+}
+
+# module family "pNNNN" -> product line, for parts with an unknown suffix (p3834-9999)
+MODULE_FAMILIES = {
+    'p3834': 'thor-agx',
+    'p3701': 'orin-agx',
+    'p2888': 'xavier-agx',
+    'p3668': 'xavier-nx',
+    # p3767 covers both Orin NX and Orin Nano: an unknown suffix cannot tell them apart.
+}
+
+PRODUCT_LINE_GENERATION = {
+    'thor-agx': 'thor',
+    'orin-agx': 'orin',
+    'orin-nx': 'orin',
+    'orin-nano': 'orin',
+    'xavier-agx': 'xavier',
+    'xavier-nx': 'xavier',
+}
+
+PRODUCT_LINE_SOC = {
+    'thor': 'tegra264',
+    'orin': 'tegra234',
+    'xavier': 'tegra194',
+}
+
+SKU_LABELS = {
+    'thor-t5000': 'Jetson AGX Thor T5000',
+    'thor-t4000': 'Jetson AGX Thor T4000',
+    'orin-agx-64gb': 'Jetson AGX Orin 64GB',
+    'orin-agx-32gb': 'Jetson AGX Orin 32GB',
+    'orin-agx-industrial': 'Jetson AGX Orin Industrial',
+    'orin-nx-16gb': 'Jetson Orin NX 16GB',
+    'orin-nx-8gb': 'Jetson Orin NX 8GB',
+    'orin-nano-8gb': 'Jetson Orin Nano 8GB',
+    'orin-nano-4gb': 'Jetson Orin Nano 4GB',
+    'xavier-agx': 'Jetson AGX Xavier',
+    'xavier-nx': 'Jetson Xavier NX',
+}
+
+PRODUCT_LINE_LABELS = {
+    'thor-agx': 'Jetson AGX Thor',
+    'orin-agx': 'Jetson AGX Orin',
+    'orin-nx': 'Jetson Orin NX',
+    'orin-nano': 'Jetson Orin Nano',
+    'xavier-agx': 'Jetson AGX Xavier',
+    'xavier-nx': 'Jetson Xavier NX',
+}
+
+GIB_MB = 1024  # MB per GiB (MB here = MiB = kB // 1024, as /proc/meminfo counts)
+THOR_T5000_MIN_MB = 96 * GIB_MB
+THOR_T4000_MIN_MB = 32 * GIB_MB
+ORIN_AGX_64GB_MIN_MB = 48 * GIB_MB
+
+# L4T -> (JetPack, CUDA). Exact versions first, then (major, minor) families.
+L4T_EXACT = {
+    (35, 2, 1): ('5.1', '11.4'),
+    (35, 3, 1): ('5.1.1', '11.4'),
+    (35, 4, 1): ('5.1.2', '11.4'),
+    (35, 5, 0): ('5.1.3', '11.4'),
+    (35, 6, 0): ('5.1.4', '11.4'),
+    (35, 6, 1): ('5.1.5', '11.4'),
+    (36, 3, 0): ('6.0', '12.2'),
+    (36, 4, 0): ('6.1', '12.6'),
+    (36, 4, 2): ('6.1 rev1', '12.6'),
+    (36, 4, 3): ('6.2', '12.6'),
+    (36, 4, 4): ('6.2.1', '12.6'),
+    (36, 4, 7): ('6.2.1', '12.6'),
+    (36, 5, 0): ('6.2.2', '12.6'),
+    (38, 4, 0): ('7.1', '13.0'),
+    (39, 0, 0): ('7.2 EA', '13.2'),
+    (39, 2, 0): ('7.2', '13.2'),
+    (39, 2, 1): ('7.2.1', '13.2'),
+}
+L4T_FAMILY = {
+    (38, 2): ('7.0', '13.0'),   # 38.2.x: JetPack 7.0, Thor only
+}
+L4T_RANGES = [
+    # (lowest, highest-exclusive, jetpack, cuda): releases between the exact entries
+    ((35, 2, 1), (35, 7, 0), '5.1.x', '11.4'),
+]
+
+UNKNOWN = 'unknown'
+
+ORIN_IMAGE = 'ghcr.io/nvidia-ai-iot/vllm:latest-jetson-orin'
+UPSTREAM_IMAGE = 'vllm/vllm-openai:latest'
+UPSTREAM_MIN_VLLM = '0.20'
+SUPER_MODE_MIN_L4T = (36, 4, 3)  # JetPack 6.2 adds the Orin Nano/NX Super power modes
+
+DT_DIRS = ('/proc/device-tree', '/sys/firmware/devicetree/base')
+
+PATHS = {
+    'nv_tegra_release': '/etc/nv_tegra_release',
+    'dpkg_status': '/var/lib/dpkg/status',
+    'meminfo': '/proc/meminfo',
+    'nv_boot_control': '/etc/nv_boot_control.conf',
+    'nvpmodel_conf': '/etc/nvpmodel.conf',
+    'nvpmodel_status': '/var/lib/nvpmodel/status',
+}
+
+
+class JetsonFactsError(Exception):
+    """A problem the caller must report (bad root)."""
+
+
+# --------------------------------------------------------------------------------------------
+# File access below a root
+# --------------------------------------------------------------------------------------------
+
+def resolve_in_root(root, path, max_links=40):
+    """Resolve ``path`` (absolute, as seen on the target) below ``root``.
+
+    Symbolic links are followed INSIDE root: an absolute link target is taken relative to
+    root, and ".." never climbs above root (as if root were chrooted). Returns the host path,
+    or None when there are too many links (a loop).
+    """
+    root = os.path.abspath(root)
+    pending = [p for p in path.split('/') if p and p != '.']
+    resolved = []
+    links = 0
+    while pending:
+        part = pending.pop(0)
+        if part == '..':
+            if resolved:
+                resolved.pop()
+            continue
+        candidate = os.path.join(root, *(resolved + [part]))
+        if os.path.islink(candidate):
+            links += 1
+            if links > max_links:
+                return None
+            target = os.readlink(candidate)
+            if target.startswith('/'):
+                resolved = []
+            pending = [p for p in target.split('/') if p and p != '.'] + pending
+            continue
+        resolved.append(part)
+    return os.path.join(root, *resolved) if resolved else root
+
+
+def read_bytes(root, path):
+    """Return (bytes or None, error sentence or None). A missing file is (None, None)."""
+    real = resolve_in_root(root, path)
+    if real is None:
+        return None, 'too many symbolic links while resolving %s below %s' % (path, root)
+    try:
+        with open(real, 'rb') as handle:
+            return handle.read(), None
+    except (IOError, OSError) as exc:
+        if getattr(exc, 'errno', None) == 2 or not os.path.lexists(real):
+            return None, None
+        return None, 'cannot read %s: %s' % (real, getattr(exc, 'strerror', None) or exc)
+
+
+def read_text(root, path):
+    data, error = read_bytes(root, path)
+    if data is None:
+        return None, error
+    return data.decode('utf-8', 'replace'), None
+
+
+# --------------------------------------------------------------------------------------------
+# Device tree
+# --------------------------------------------------------------------------------------------
+
+def _decode(raw):
+    return raw.decode('utf-8', 'replace').strip()
+
+
+def parse_compatible(data):
+    """Device-tree ``compatible`` bytes -> list of non-empty strings.
+
+    NUL-separated and NUL-terminated on the device; a missing trailing NUL, stray whitespace
+    and invalid UTF-8 (replaced by U+FFFD) are tolerated. None -> [].
+    """
+    if not data:
+        return []
+    if isinstance(data, str):
+        data = data.encode('utf-8', 'surrogateescape')
+    return [s for s in (_decode(part) for part in data.split(b'\0')) if s]
+
+
+def parse_model(data):
+    """Device-tree ``model`` bytes -> string (first NUL-terminated entry) or None."""
+    if not data:
+        return None
+    if isinstance(data, str):
+        data = data.encode('utf-8', 'surrogateescape')
+    for part in data.split(b'\0'):
+        text = _decode(part)
+        if text:
+            return text
+    return None
+
+
+_PART = re.compile(r'p(\d{4})-(\d{4})', re.IGNORECASE)
+_SOC = re.compile(r'^nvidia,(tegra\d+[a-z0-9]*)$', re.IGNORECASE)
+
+
+def parse_parts(compatible):
+    """Find (module_part, carrier_part, soc, has_tegra) in a compatible list.
+
+    "nvidia,p4071-0000+p3834-0008" names carrier + module; "nvidia,p3834-0008" the module
+    alone; suffixes after the part number ("p3701-0005-a04") are ignored. The first
+    module part found wins.
+    """
+    module_part = carrier_part = soc = None
+    has_tegra = False
+    for entry in compatible:
+        low = entry.strip().lower()
+        match = _SOC.match(low)
+        if match:
+            has_tegra = True
+            chip = match.group(1)
+            if chip in SOC_GENERATION and soc is None:
+                soc = chip
+            continue
+        if not low.startswith('nvidia,'):
+            continue
+        body = low[len('nvidia,'):]
+        pieces = body.split('+')
+        parts = []
+        for piece in pieces:
+            found = _PART.match(piece.strip())
+            if found:
+                parts.append('p%s-%s' % (found.group(1), found.group(2)))
+        if not parts:
+            continue
+        if len(parts) >= 2:
+            if carrier_part is None:
+                carrier_part = parts[0]
+            if module_part is None:
+                module_part = parts[-1]
+        elif module_part is None:
+            module_part = parts[0]
+    return module_part, carrier_part, soc, has_tegra
+
+
+# --------------------------------------------------------------------------------------------
+# Release files
+# --------------------------------------------------------------------------------------------
+
+_RELEASE = re.compile(r'^#\s*R(\d+)\s*\([^)]*\)\s*,\s*REVISION:\s*(\d+)(?:\.(\d+))?', re.IGNORECASE)
+
+
+def parse_nv_tegra_release(text):
+    """First line of /etc/nv_tegra_release -> (major, minor, patch) or None.
+
+    "# R36 (release), REVISION: 4.4, ..." -> (36, 4, 4); "REVISION: 2.0" on R38 -> (38, 2, 0).
+    Only line 1 carries the version (R36+ append KERNEL_VARIANT / TARGET_USERSPACE lines).
+    """
+    if not text:
+        return None
+    first = text.lstrip('\ufeff').splitlines()[0] if text.strip() else ''
+    match = _RELEASE.match(first.strip())
+    if not match:
+        return None
+    return (int(match.group(1)), int(match.group(2)), int(match.group(3) or 0))
+
+
+def parse_dpkg_status(text, package):
+    """Return the Version of ``package`` when dpkg status says it is installed, else None.
+
+    Stanzas are separated by blank lines; continuation lines start with whitespace. Only
+    "Status: install ok installed" (or "hold ok installed") counts.
+    """
+    if not text:
+        return None
+    for stanza in re.split(r'\n\s*\n', text.replace('\r\n', '\n')):
+        fields = {}
+        key = None
+        for line in stanza.split('\n'):
+            if not line.strip():
+                continue
+            if line[0] in ' \t':
+                continue  # continuation of the previous field (Description...)
+            if ':' not in line:
+                key = None
+                continue
+            key, value = line.split(':', 1)
+            fields[key.strip().lower()] = value.strip()
+        if fields.get('package') != package:
+            continue
+        status = fields.get('status', '').split()
+        if len(status) == 3 and status[0] in ('install', 'hold') and status[2] == 'installed':
+            return fields.get('version') or None
+    return None
+
+
+def debian_upstream_version(version):
+    """'36.4.3-20250107174145' -> '36.4.3'; '1:6.2.1+b38' -> '6.2.1'; None when not numeric."""
+    if not version:
+        return None
+    text = version.strip()
+    if re.match(r'^\d+:', text):
+        text = text.split(':', 1)[1]
+    match = re.match(r'^(\d+(?:\.\d+)*)', text)
+    return match.group(1) if match else None
+
+
+def l4t_release_info(version):
+    """L4T version ("36.4.4" or a tuple) -> {'jetpack': str, 'cuda': str}; 'unknown' when not known."""
+    parsed = parse_version(version)
+    if parsed is None:
+        return {'jetpack': UNKNOWN, 'cuda': UNKNOWN}
+    key = (tuple(parsed) + (0, 0, 0))[:3]
+    if key in L4T_EXACT:
+        jetpack, cuda = L4T_EXACT[key]
+        return {'jetpack': jetpack, 'cuda': cuda}
+    if key[:2] in L4T_FAMILY:
+        jetpack, cuda = L4T_FAMILY[key[:2]]
+        return {'jetpack': jetpack, 'cuda': cuda}
+    for low, high, jetpack, cuda in L4T_RANGES:
+        if low <= key < high:
+            return {'jetpack': jetpack, 'cuda': cuda}
+    return {'jetpack': UNKNOWN, 'cuda': UNKNOWN}
+
+
+# --------------------------------------------------------------------------------------------
+# Memory
+# --------------------------------------------------------------------------------------------
+
+_MEMINFO = re.compile(r'^([A-Za-z0-9_()]+):\s+(\d+)(?:\s*kB)?\s*$')
+
+
+def parse_meminfo(text):
+    """/proc/meminfo -> {'total_mb', 'available_mb', 'swap_total_mb', 'swap_free_mb'}.
+
+    MB = kB // 1024. MemAvailable (not MemFree) is the free memory that matters. A missing
+    field is None.
+    """
+    values = {}
+    for line in (text or '').splitlines():
+        match = _MEMINFO.match(line.strip())
+        if match:
+            values[match.group(1)] = int(match.group(2))
+
+    def mb(key):
+        return values[key] // 1024 if key in values else None
+
+    return {
+        'total_mb': mb('MemTotal'),
+        'available_mb': mb('MemAvailable'),
+        'swap_total_mb': mb('SwapTotal'),
+        'swap_free_mb': mb('SwapFree'),
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Power mode (nvpmodel)
+# --------------------------------------------------------------------------------------------
+
+def parse_nvpmodel_query(text):
+    """`nvpmodel -q` output -> (mode_name, mode_id); either may be None.
+
+    "NV Power Mode: MAXN" is followed by the id on the next non-empty line; "NVPM WARN:"
+    lines may come before.
+    """
+    lines = [line.strip() for line in (text or '').splitlines()]
+    for index, line in enumerate(lines):
+        match = re.match(r'^NV Power Mode\s*:\s*(\S.*)$', line, re.IGNORECASE)
+        if not match:
+            continue
+        name = match.group(1).strip()
+        mode_id = None
+        for follower in lines[index + 1:]:
+            if not follower:
+                continue
+            if re.match(r'^\d+$', follower):
+                mode_id = int(follower)
+            break
+        return name, mode_id
+    return None, None
+
+
+_POWER_MODEL = re.compile(r'<\s*POWER_MODEL\s+([^>]*)>', re.IGNORECASE)
+_ATTR = re.compile(r'([A-Za-z_]+)\s*=\s*(\S+)')
+
+
+def parse_nvpmodel_conf(text):
+    """nvpmodel.conf -> {'modes': {id: name}, 'default': id or None}.
+
+    Reads "< POWER_MODEL ID=2 NAME=MAXN_SUPER >" and "< PM_CONFIG DEFAULT=2 >" lines;
+    comments (#) are ignored.
+    """
+    modes = {}
+    default = None
+    for raw in (text or '').splitlines():
+        line = raw.split('#', 1)[0].strip()
+        if not line:
+            continue
+        match = _POWER_MODEL.search(line)
+        if match:
+            attrs = dict((k.upper(), v) for k, v in _ATTR.findall(match.group(1)))
+            if attrs.get('ID', '').isdigit() and attrs.get('NAME'):
+                modes[int(attrs['ID'])] = attrs['NAME']
+            continue
+        match = re.search(r'<\s*PM_CONFIG\s+DEFAULT\s*=\s*(\d+)\s*>', line, re.IGNORECASE)
+        if match:
+            default = int(match.group(1))
+    return {'modes': modes, 'default': default}
+
+
+def parse_nvpmodel_status(text):
+    """/var/lib/nvpmodel/status ("pmode:0002 fmode:quiet") -> mode id (int) or None."""
+    match = re.search(r'\bpmode\s*:\s*(\d+)', text or '', re.IGNORECASE)
+    return int(match.group(1)) if match else None
+
+
+def is_max_performance(mode_name):
+    """MAXN or MAXN_* (MAXN_SUPER) is maximum performance; None when the name is unknown."""
+    if not mode_name:
+        return None
+    name = mode_name.strip().upper()
+    return name == 'MAXN' or name.startswith('MAXN_')
+
+
+# --------------------------------------------------------------------------------------------
+# Classification
+# --------------------------------------------------------------------------------------------
+
+def parse_boot_control(text):
+    """nv_boot_control.conf -> Thor variant from TNSPEC / COMPATIBLE_SPEC, or None.
+
+    "t4000" -> thor-t4000; "t5000" or "jetson-agx-thor-devkit" -> thor-t5000.
+    """
+    specs = []
+    for line in (text or '').splitlines():
+        parts = line.strip().split(None, 1)
+        if len(parts) == 2 and parts[0].upper() in ('TNSPEC', 'COMPATIBLE_SPEC'):
+            specs.append(parts[1].lower())
+    blob = ' '.join(specs)
+    if 't4000' in blob:
+        return 'thor-t4000'
+    if 't5000' in blob or 'jetson-agx-thor-devkit' in blob:
+        return 'thor-t5000'
+    return None
+
+
+def _product_line_from_model(model):
+    low = (model or '').lower()
+    if 'thor' in low:
+        return 'thor-agx'
+    if 'orin' in low:
+        if 'nano' in low:
+            return 'orin-nano'
+        if 'nx' in low:
+            return 'orin-nx'
+        if 'agx' in low:
+            return 'orin-agx'
+        return None
+    if 'xavier' in low:
+        if 'nx' in low:
+            return 'xavier-nx'
+        if 'agx' in low:
+            return 'xavier-agx'
+    return None
+
+
+def _memory_variant(product_line, total_mb):
+    """Variant from MemTotal for lines where the size is the only difference."""
+    if total_mb is None:
+        return None
+    if product_line == 'thor-agx':
+        if total_mb >= THOR_T5000_MIN_MB:
+            return 'thor-t5000'
+        if total_mb >= THOR_T4000_MIN_MB:
+            return 'thor-t4000'
+        return None
+    if product_line == 'orin-agx':
+        return 'orin-agx-64gb' if total_mb >= ORIN_AGX_64GB_MIN_MB else 'orin-agx-32gb'
+    if product_line == 'orin-nx':
+        return 'orin-nx-16gb' if total_mb >= 12 * GIB_MB else 'orin-nx-8gb'
+    if product_line == 'orin-nano':
+        return 'orin-nano-8gb' if total_mb >= 6 * GIB_MB else 'orin-nano-4gb'
+    if product_line in ('xavier-agx', 'xavier-nx'):
+        return product_line
+    return None
+
+
+def super_mode_available(product_line, model=None, l4t=None, power_mode_names=()):
+    """Orin Nano / Orin NX only: the JetPack 6.2 "Super" power modes are available when
+
+    the model string says "Super", or nvpmodel knows a MAXN_SUPER mode (current or listed in
+    nvpmodel.conf), or L4T >= 36.4.3 (JetPack 6.2, which adds them). Always False elsewhere.
+    """
+    if product_line not in ('orin-nano', 'orin-nx'):
+        return False
+    if re.search(r'\bsuper\b', model or '', re.IGNORECASE):
+        return True
+    if any((name or '').upper().startswith('MAXN_SUPER') for name in power_mode_names):
+        return True
+    parsed = parse_version(l4t)
+    if parsed is not None and compare_versions(parsed, SUPER_MODE_MIN_L4T) >= 0:
+        return True
+    return False
+
+
+def classify(compatible, model=None, boot_control=None, mem_total_mb=None):
+    """Classify a device from its compatible list (primary), then boot control, memory, model.
+
+    Returns a dict with is_jetson, reason, generation, product_line, variant, variant_source,
+    module_part, carrier_part, soc, sku, notes (list of sentences explaining fallbacks).
+    """
+    compatible = list(compatible or [])
+    module_part, carrier_part, soc, has_tegra = parse_parts(compatible)
+    result = {
+        'is_jetson': False, 'reason': None, 'generation': UNKNOWN, 'product_line': UNKNOWN,
+        'variant': UNKNOWN, 'variant_source': None, 'module_part': module_part,
+        'carrier_part': carrier_part, 'soc': soc, 'sku': None, 'notes': [],
+    }
+    if not compatible:
+        result['reason'] = ('no device-tree compatible file (proc/device-tree or sys/firmware/devicetree/base): '
+                            'not a Jetson')
+        return result
+    if not has_tegra:
+        result['reason'] = ('device-tree compatible %s has no "nvidia,tegra..." entry: not a Jetson '
+                            '(an NVIDIA aarch64 server such as DGX Spark or GH200 is not a Jetson either)'
+                            % ', '.join(compatible))
+        return result
+
+    result['is_jetson'] = True
+    product_line = variant = None
+    source = None
+    if module_part in MODULE_PARTS:
+        product_line, variant = MODULE_PARTS[module_part]
+        source = 'compatible-part' if variant else None
+    elif module_part and module_part.split('-')[0] in MODULE_FAMILIES:
+        product_line = MODULE_FAMILIES[module_part.split('-')[0]]
+        result['notes'].append('module part %s is not in the part table; product line %s from its family'
+                               % (module_part, product_line))
+
+    generation = SOC_GENERATION.get(soc) if soc else None
+    if product_line is None and generation == 'thor':
+        product_line = 'thor-agx'
+    if product_line is None and generation in ('orin', 'xavier'):
+        from_model = _product_line_from_model(model)
+        if from_model and PRODUCT_LINE_GENERATION[from_model] == generation:
+            product_line = from_model
+            source = 'model-string'
+            result['notes'].append('product line %s taken from the model string "%s" (module part %s unknown)'
+                                   % (from_model, model, module_part))
+    if product_line is None and soc is None:
+        from_model = _product_line_from_model(model)
+        if from_model:
+            product_line = from_model
+            source = 'model-string'
+            result['notes'].append('chip unknown (compatible %s); product line %s taken from the model string "%s"'
+                                   % (', '.join(compatible), from_model, model))
+
+    if product_line is not None and variant is None:
+        if product_line == 'thor-agx':
+            variant = parse_boot_control(boot_control)
+            if variant:
+                source = 'nv_boot_control'
+        if variant is None:
+            variant = _memory_variant(product_line, mem_total_mb)
+            if variant:
+                source = 'memtotal' if source is None or source == 'compatible-part' else source + '+memtotal'
+
+    if product_line is not None:
+        result['product_line'] = product_line
+        result['generation'] = PRODUCT_LINE_GENERATION[product_line]
+        if result['soc'] is None:
+            result['soc'] = PRODUCT_LINE_SOC[result['generation']]
+    elif generation:
+        result['generation'] = generation
+    if variant:
+        result['variant'] = variant
+        result['variant_source'] = source
+        result['sku'] = SKU_LABELS.get(variant)
+    elif product_line:
+        result['sku'] = PRODUCT_LINE_LABELS.get(product_line)
+        result['notes'].append('%s: the exact module (memory size) could not be determined' % product_line)
+    if result['generation'] == UNKNOWN:
+        result['reason'] = ('Tegra device (compatible %s) that is not a Thor, Orin or Xavier module: '
+                            'not supported by this collection' % ', '.join(compatible))
+    elif result['product_line'] == UNKNOWN:
+        result['reason'] = ('%s chip %s but the module could not be identified (module part %s, model %r)'
+                            % (result['generation'], result['soc'], module_part, model))
+    return result
+
+
+# --------------------------------------------------------------------------------------------
+# Runtime and speculation rules (speculative-decoding-rules.md)
+# --------------------------------------------------------------------------------------------
+
+def runtime_requirements(generation, l4t_major=None, is_jetson=True):
+    """The vLLM runtime path a device must use.
+
+    Thor -> upstream vLLM 0.20+ (vllm/vllm-openai:latest; a validated native 0.20+ is also fine).
+    Orin on L4T r39+ (JetPack 7.2) -> upstream 0.20+. Older Orin -> the NVIDIA-AI-IOT image.
+    Orin with an unknown L4T -> the NVIDIA-AI-IOT image (what JetPack 5/6 fleets run) plus a note:
+    verify the release. Xavier, unknown and non-Jetson hosts -> unsupported.
+    Returns {path, image, min_vllm_version, forbidden_images, notes, warning (str or None)}.
+    """
+    out = {'path': 'unsupported', 'image': None, 'min_vllm_version': None, 'forbidden_images': [],
+           'notes': [], 'warning': None}
+    if not is_jetson:
+        out['notes'].append('not a Jetson: this collection manages vLLM on Jetson Thor and Orin only')
+        return out
+    if generation == 'thor':
+        out.update(path='upstream', image=UPSTREAM_IMAGE, min_vllm_version=UPSTREAM_MIN_VLLM,
+                   forbidden_images=[ORIN_IMAGE])
+        out['notes'] += ['Thor runs upstream vLLM %s+ (%s); a validated native vLLM %s+ install is also valid'
+                         % (UPSTREAM_MIN_VLLM, UPSTREAM_IMAGE, UPSTREAM_MIN_VLLM),
+                         'never use the NVIDIA-AI-IOT Orin image (%s) on Thor' % ORIN_IMAGE]
+        return out
+    if generation == 'orin':
+        if l4t_major is not None and l4t_major >= 39:
+            out.update(path='upstream', image=UPSTREAM_IMAGE, min_vllm_version=UPSTREAM_MIN_VLLM)
+            out['notes'].append('Orin on L4T r%s (JetPack 7.2+) runs upstream vLLM %s+ (%s)'
+                                % (l4t_major, UPSTREAM_MIN_VLLM, UPSTREAM_IMAGE))
+            return out
+        out.update(path='nvidia-ai-iot', image=ORIN_IMAGE)
+        if l4t_major is None:
+            out['notes'].append('L4T release unknown: assuming a pre-r39 Orin (JetPack 5/6) and the NVIDIA-AI-IOT '
+                                'image; on L4T r39+ (JetPack 7.2) use upstream vLLM %s+ instead' % UPSTREAM_MIN_VLLM)
+            out['warning'] = ('Orin with an unknown L4T release: runtime path nvidia-ai-iot assumed; '
+                              'check /etc/nv_tegra_release (r39+ needs upstream vLLM %s+)' % UPSTREAM_MIN_VLLM)
+        else:
+            out['notes'].append('Orin on L4T r%s (before r39) runs the NVIDIA-AI-IOT vLLM image matching its '
+                                'JetPack; older runtimes may lack EAGLE-3 or the current --speculative-config form'
+                                % l4t_major)
+        return out
+    if generation == 'xavier':
+        out['notes'].append('Xavier (tegra194) has no supported vLLM runtime path in this collection')
+    else:
+        out['notes'].append('unidentified Jetson: no supported vLLM runtime path')
+    return out
+
+
+def speculation_support(generation, product_line, is_jetson=True):
+    """Which speculative-decoding methods the family may use, with plain-sentence reasons."""
+    out = {'eagle3_supported': False, 'draft_model_supported': False,
+           'default_num_speculative_tokens': None, 'reasons': []}
+    if not is_jetson:
+        out['reasons'].append('Not a Jetson: speculative decoding is only planned for Jetson Thor and AGX Orin.')
+        return out
+    if product_line == 'thor-agx':
+        out.update(eagle3_supported=True, draft_model_supported=True, default_num_speculative_tokens=5)
+        out['reasons'].append('Thor has the memory for a target plus an EAGLE-3 head or a draft model; '
+                              'start at 5 speculative tokens.')
+    elif product_line == 'orin-agx':
+        out.update(eagle3_supported=True, draft_model_supported=True, default_num_speculative_tokens=3)
+        out['reasons'].append('AGX Orin has the memory for a target plus an EAGLE-3 head or a draft model; '
+                              'start at 3 speculative tokens.')
+    elif product_line in ('orin-nx', 'orin-nano'):
+        label = PRODUCT_LINE_LABELS[product_line]
+        out['reasons'] += [
+            'Never EAGLE-3 on %s: there is rarely room in its shared memory for target plus head, '
+            'and the server runs out of memory at startup.' % label,
+            'Draft-model speculation is normally out of reach on %s for lack of memory; the planner '
+            'allows it only when small devices are explicitly allowed (allow_small_devices).' % label,
+        ]
+    elif generation == 'xavier':
+        out['reasons'].append('Xavier has no supported vLLM runtime path, so no speculative decoding.')
+    else:
+        out['reasons'].append('The Jetson module could not be identified, so speculative decoding is not planned.')
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Gathering
+# --------------------------------------------------------------------------------------------
+
+def _empty_l4t():
+    return {'version': None, 'major': None, 'minor': None, 'patch': None, 'source': None}
+
+
+def _read_device_tree(root, name, warnings):
+    for base in DT_DIRS:
+        data, error = read_bytes(root, base + '/' + name)
+        if error:
+            warnings.append(error)
+        if data is not None:
+            return data
+    return None
+
+
+def _gather_l4t(root, warnings, alerts):
+    l4t = _empty_l4t()
+    text, error = read_text(root, PATHS['nv_tegra_release'])
+    if error:
+        warnings.append(error)
+    parsed = None
+    if text is not None:
+        parsed = parse_nv_tegra_release(text)
+        if parsed is not None:
+            l4t['source'] = 'nv_tegra_release'
+        else:
+            first = text.splitlines()[0][:120] if text.strip() else '(empty file)'
+            msg = ('%s has unexpected content (first line %r; expected "# R36 (release), REVISION: 4.4, ..."); '
+                   'L4T version unknown unless dpkg knows nvidia-l4t-core' % (PATHS['nv_tegra_release'], first))
+            warnings.append(msg)
+            alerts.append(msg)
+    status, error = read_text(root, PATHS['dpkg_status'])
+    if error:
+        warnings.append(error)
+    if parsed is None and status is not None:
+        core = debian_upstream_version(parse_dpkg_status(status, 'nvidia-l4t-core'))
+        core_parsed = parse_version(core)
+        if core_parsed is not None:
+            parsed = (tuple(core_parsed) + (0, 0, 0))[:3]
+            l4t['source'] = 'dpkg'
+    if parsed is not None:
+        l4t.update(version='%d.%d.%d' % parsed, major=parsed[0], minor=parsed[1], patch=parsed[2])
+    jetpack_pkg = debian_upstream_version(parse_dpkg_status(status, 'nvidia-jetpack')) if status else None
+    return l4t, jetpack_pkg
+
+
+def _gather_power(root, run_command, run_nvpmodel, which, warnings):
+    power = {'mode_name': None, 'mode_id': None, 'source': None, 'max_performance': None}
+    conf_text, error = read_text(root, PATHS['nvpmodel_conf'])
+    if error:
+        warnings.append(error)
+    conf = parse_nvpmodel_conf(conf_text)
+    live = os.path.abspath(root) == '/' and run_nvpmodel and run_command is not None
+    binary = (which or shutil.which)('nvpmodel') if live else None
+    if binary:
+        rc, out, err = run_command([binary, '-q'])
+        name, mode_id = parse_nvpmodel_query(out)
+        if rc == 0 and name:
+            power.update(mode_name=name, mode_id=mode_id, source='nvpmodel')
+            if mode_id is None:
+                for known_id, known_name in conf['modes'].items():
+                    if known_name == name:
+                        power['mode_id'] = known_id
+        else:
+            warnings.append('nvpmodel -q failed (rc=%s): %s; reading %s instead'
+                            % (rc, (err or out or '').strip()[:200], PATHS['nvpmodel_status']))
+    if power['source'] is None:
+        status_text, error = read_text(root, PATHS['nvpmodel_status'])
+        if error:
+            warnings.append(error)
+        mode_id = parse_nvpmodel_status(status_text)
+        if mode_id is not None:
+            power.update(mode_id=mode_id, source='nvpmodel-status', mode_name=conf['modes'].get(mode_id))
+            if power['mode_name'] is None:
+                warnings.append('power mode id %d from %s is not named in %s: power mode name unknown'
+                                % (mode_id, PATHS['nvpmodel_status'], PATHS['nvpmodel_conf']))
+        elif status_text is not None:
+            warnings.append('%s has unexpected content (expected "pmode:0000 fmode:..."): power mode unknown'
+                            % PATHS['nvpmodel_status'])
+        else:
+            warnings.append('power mode unknown: no nvpmodel on PATH and no %s' % PATHS['nvpmodel_status'])
+    power['max_performance'] = is_max_performance(power['mode_name'])
+    return power, sorted(conf['modes'].values())
+
+
+def gather(root='/', run_command=None, run_nvpmodel=True, which=None):
+    """Collect the Jetson facts below ``root``.
+
+    Returns (facts, alerts): ``facts`` is the ``ansible_facts.jetson`` dict; ``alerts`` the
+    subset of facts['warnings'] an operator must see (the module emits them as warnings).
+    ``run_command(argv) -> (rc, out, err)`` runs commands; commands run only when root is "/".
+    Raises JetsonFactsError when root does not exist or is not a directory.
+    """
+    if not isinstance(root, str) or not root:
+        raise JetsonFactsError('root must be a directory path, got %r' % (root,))
+    if not os.path.exists(root):
+        raise JetsonFactsError('root %s does not exist: give the directory holding the target filesystem '
+                               '("/" for the running system)' % root)
+    if not os.path.isdir(root):
+        raise JetsonFactsError('root %s is not a directory: give the directory holding the target filesystem '
+                               '("/" for the running system)' % root)
+    warnings = []
+    alerts = []
+
+    compatible = parse_compatible(_read_device_tree(root, 'compatible', warnings))
+    model = parse_model(_read_device_tree(root, 'model', warnings))
+
+    meminfo_text, error = read_text(root, PATHS['meminfo'])
+    if error:
+        warnings.append(error)
+    memory = parse_meminfo(meminfo_text)
+    if meminfo_text is None:
+        warnings.append('%s not found: memory unknown' % PATHS['meminfo'])
+    elif memory['total_mb'] is None:
+        warnings.append('%s has no MemTotal line: memory unknown' % PATHS['meminfo'])
+    elif memory['available_mb'] is None:
+        warnings.append('%s has no MemAvailable line: available memory unknown' % PATHS['meminfo'])
+
+    boot_control, error = read_text(root, PATHS['nv_boot_control'])
+    if error:
+        warnings.append(error)
+    ident = classify(compatible, model=model, boot_control=boot_control, mem_total_mb=memory['total_mb'])
+    l4t, jetpack_pkg = _gather_l4t(root, warnings, alerts)
+
+    facts = {
+        'is_jetson': ident['is_jetson'],
+        'reason': ident['reason'],
+        'generation': ident['generation'],
+        'product_line': ident['product_line'],
+        'variant': ident['variant'],
+        'variant_source': ident['variant_source'],
+        'module_part': ident['module_part'],
+        'carrier_part': ident['carrier_part'],
+        'soc': ident['soc'],
+        'super_mode': False,
+        'model': model,
+        'compatible': compatible,
+        'sku': ident['sku'],
+        'l4t': l4t,
+        'jetpack': UNKNOWN,
+        'cuda': UNKNOWN,
+        'memory': memory,
+        'power': {'mode_name': None, 'mode_id': None, 'source': None, 'max_performance': None},
+        'vllm_runtime': None,
+        'speculation': None,
+        'warnings': warnings,
+    }
+    warnings.extend(ident['notes'])
+
+    info = l4t_release_info(l4t['version'])
+    facts['jetpack'], facts['cuda'] = info['jetpack'], info['cuda']
+    if l4t['version'] and facts['jetpack'] == UNKNOWN:
+        if jetpack_pkg:
+            facts['jetpack'] = jetpack_pkg
+            warnings.append('L4T %s is not in the release table: JetPack %s taken from the nvidia-jetpack package, '
+                            'CUDA unknown' % (l4t['version'], jetpack_pkg))
+        else:
+            warnings.append('L4T %s is not in the release table: JetPack and CUDA unknown' % l4t['version'])
+    elif l4t['version'] is None and jetpack_pkg:
+        facts['jetpack'] = jetpack_pkg
+
+    if ident['is_jetson']:
+        if l4t['version'] is None:
+            warnings.append('L4T version unknown: neither %s nor an installed nvidia-l4t-core package in %s'
+                            % (PATHS['nv_tegra_release'], PATHS['dpkg_status']))
+        power, conf_mode_names = _gather_power(root, run_command, run_nvpmodel, which, warnings)
+        facts['power'] = power
+        if power['max_performance'] is False:
+            msg = ('power mode %s (id %s) is not MAXN: benchmarks not at MAXN are not comparable; '
+                   'set the maximum mode (sudo nvpmodel -m <id of MAXN or MAXN_*>) before benchmarking'
+                   % (power['mode_name'], power['mode_id']))
+            warnings.append(msg)
+            alerts.append(msg)
+        names = list(conf_mode_names) + ([power['mode_name']] if power['mode_name'] else [])
+        facts['super_mode'] = super_mode_available(ident['product_line'], model=model, l4t=l4t['version'],
+                                                   power_mode_names=names)
+
+    runtime = runtime_requirements(ident['generation'], l4t['major'], is_jetson=ident['is_jetson'])
+    runtime_warning = runtime.pop('warning')
+    if runtime_warning:
+        warnings.append(runtime_warning)
+    facts['vllm_runtime'] = runtime
+    facts['speculation'] = speculation_support(ident['generation'], ident['product_line'],
+                                               is_jetson=ident['is_jetson'])
+    return facts, alerts
+
+
+def gather_facts(root='/', run_command=None, run_nvpmodel=True, which=None):
+    """The ``ansible_facts.jetson`` dictionary for the system below ``root`` (see ``gather``)."""
+    return gather(root=root, run_command=run_command, run_nvpmodel=run_nvpmodel, which=which)[0]
+
+
+def benchmark_identity(facts):
+    """Identity fields for a benchmark result.
+
+    {sku, generation, product_line, variant, l4t (version string or None), jetpack,
+    power_mode (name or None), max_performance}. Off-Jetson (or with no facts) every field is None.
+    """
+    keys = ('sku', 'generation', 'product_line', 'variant', 'l4t', 'jetpack', 'power_mode', 'max_performance')
+    if not facts or not facts.get('is_jetson'):
+        return dict((key, None) for key in keys)
+    power = facts.get('power') or {}
+    l4t = facts.get('l4t') or {}
+    return {
+        'sku': facts.get('sku'),
+        'generation': facts.get('generation'),
+        'product_line': facts.get('product_line'),
+        'variant': facts.get('variant'),
+        'l4t': l4t.get('version') if isinstance(l4t, dict) else l4t,
+        'jetpack': facts.get('jetpack'),
+        'power_mode': power.get('mode_name'),
+        'max_performance': power.get('max_performance'),
+    }
