@@ -146,6 +146,9 @@ UPSTREAM_IMAGE = 'vllm/vllm-openai:latest'
 UPSTREAM_MIN_VLLM = '0.20'
 SUPER_MODE_MIN_L4T = (36, 4, 3)  # JetPack 6.2 adds the Orin Nano/NX Super power modes
 
+# Commands (nvpmodel) run only when the root is the running system.
+LIVE_ROOT = '/'
+
 DT_DIRS = ('/proc/device-tree', '/sys/firmware/devicetree/base')
 
 PATHS = {
@@ -774,7 +777,7 @@ def _gather_power(root, run_command, run_nvpmodel, which, warnings):
     if error:
         warnings.append(error)
     conf = parse_nvpmodel_conf(conf_text)
-    live = os.path.abspath(root) == '/' and run_nvpmodel and run_command is not None
+    live = os.path.abspath(root) == LIVE_ROOT and run_nvpmodel and run_command is not None
     binary = (which or shutil.which)('nvpmodel') if live else None
     if binary:
         rc, out, err = run_command([binary, '-q'])
@@ -884,7 +887,7 @@ def gather(root='/', run_command=None, run_nvpmodel=True, which=None):
         facts['jetpack'] = jetpack_pkg
 
     if ident['is_jetson']:
-        if l4t['version'] is None:
+        if l4t['version'] is None and not any(w.startswith(PATHS['nv_tegra_release']) for w in warnings):
             warnings.append('L4T version unknown: neither %s nor an installed nvidia-l4t-core package in %s'
                             % (PATHS['nv_tegra_release'], PATHS['dpkg_status']))
         power, conf_mode_names = _gather_power(root, run_command, run_nvpmodel, which, warnings)
