@@ -1,0 +1,187 @@
+"""Pytest fixtures for the real vLLM test bed (tests/testbed, docs/testbed.md).
+
+Test files import what they use::
+
+    from vllm_testbed import testbed, vllm_baseline, vllm_spec  # noqa: F401  (pytest fixtures)
+
+(tests/integration is on sys.path: pytest's default "prepend" import mode puts each test file's
+directory there.)
+
+* ``testbed``: paths of the installed test bed. FAILS (never skips) when it is not installed,
+  saying how to install it.
+* ``vllm_baseline``: a real ``vllm serve`` of the ``target`` model, no speculation.
+* ``vllm_spec``: the same target with the perfect draft (a copy of the target),
+  ``{"method": "draft_model", "num_speculative_tokens": 4}``, protected by ``--api-key``
+  (``SPEC_API_KEY``): every request to it needs the key.
+* ``vllm_dead_endpoint``: the URL of a real vLLM that refused to start (a draft whose vocabulary
+  size differs from the target's) and exited: nothing listens there any more.
+
+Servers are started once per test session (even when several test files import the fixtures),
+launched together when the session needs more than one (start-up is mostly torch.compile:
+~1.5 min on 2 cores), and stopped at the end of the session. Their logs are under
+tests/output/testbed/.
+"""
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+TOP = Path(__file__).resolve().parents[2]
+LOG_DIR = TOP / "tests" / "output" / "testbed"
+
+
+def _load_server_module():
+    name = "jetson_llm_testbed_server"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, TOP / "tests" / "testbed" / "server.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+testbed_server = _load_server_module()
+VllmServer = testbed_server.VllmServer
+ServerError = testbed_server.ServerError
+TestbedMissing = testbed_server.TestbedMissing
+http_get = testbed_server.http_get
+
+ALL_MODELS = ("tokenizer", "target", "draft-perfect", "draft-random", "draft-badvocab", "target-deep",
+              "draft-deep-1layer")
+# A fixed, recognisable key: tests assert it never appears in any output.
+SPEC_API_KEY = "tb-key-7Qv3Zk9Lm2Xw"
+NUM_SPEC_TOKENS = 4
+
+
+@dataclass(frozen=True)
+class Testbed:
+    root: Path
+    venv: Path
+    vllm: Path
+    python: Path
+    models: Path
+
+    def model(self, name: str) -> Path:
+        return self.models / name
+
+
+def _testbed() -> Testbed:
+    root = testbed_server.check_testbed(models=ALL_MODELS)
+    venv = root / "venv"
+    return Testbed(root=root, venv=venv, vllm=venv / "bin" / "vllm", python=venv / "bin" / "python",
+                   models=root / "models")
+
+
+# --- servers shared by the whole session ---------------------------------------------------------
+def _specs(tb: Testbed):
+    return {
+        "baseline": dict(model=str(tb.model("target")), name="target"),
+        "spec": dict(model=str(tb.model("target")), name="target-spec", api_key=SPEC_API_KEY,
+                     speculative_config={"method": "draft_model", "model": str(tb.model("draft-perfect")),
+                                         "num_speculative_tokens": NUM_SPEC_TOKENS}),
+        # Rejected at start-up (~15 s): "Target and draft model should have the same vocabulary size".
+        "dead": dict(model=str(tb.model("target")), name="target-dead",
+                     speculative_config={"method": "draft_model", "model": str(tb.model("draft-badvocab")),
+                                         "num_speculative_tokens": NUM_SPEC_TOKENS}),
+    }
+
+
+FIXTURE_OF = {"vllm_baseline": "baseline", "vllm_spec": "spec", "vllm_dead_endpoint": "dead"}
+_servers = {}   # key -> VllmServer (launched)
+_failures = {}  # key -> exception from wait_ready, re-raised for every later user
+_lock = threading.Lock()
+
+
+def _launch(tb: Testbed, keys):
+    specs = _specs(tb)
+    LOG_DIR.mkdir(parents=True, exist_ok=True)
+    for key in keys:
+        if key not in _servers:
+            srv = VllmServer(log_path=LOG_DIR / f"vllm-{key}.log", **specs[key])
+            if srv.log_path.exists():
+                srv.log_path.unlink()
+            _servers[key] = srv.launch()
+
+
+def _needed(request):
+    """Server keys that any collected test of this session uses (to launch them together)."""
+    keys = set()
+    for item in getattr(request.session, "items", []):
+        for fixture in getattr(item, "fixturenames", ()):
+            if fixture in FIXTURE_OF:
+                keys.add(FIXTURE_OF[fixture])
+    return keys
+
+
+def _server(request, tb: Testbed, key: str):
+    with _lock:
+        if key in _failures:
+            pytest.fail(f"vLLM server {key!r} failed earlier in this session: {_failures[key]}", pytrace=False)
+        # The dead server is only launched on its own: it exits within seconds.
+        _launch(tb, sorted((_needed(request) - {"dead"}) | {key}) if key != "dead" else [key])
+    srv = _servers[key]
+    try:
+        srv.wait_ready()
+    except ServerError as exc:
+        _failures[key] = exc
+        pytest.fail(str(exc), pytrace=False)
+    return srv
+
+
+def stop_all():
+    for srv in list(_servers.values()):
+        srv.stop()
+
+
+atexit.register(stop_all)
+
+
+@pytest.fixture(scope="session")
+def testbed():
+    """The installed test bed; a loud failure (with the install command) when it is missing."""
+    try:
+        return _testbed()
+    except TestbedMissing as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def vllm_baseline(request, testbed):  # pylint: disable=redefined-outer-name
+    """Real vLLM serving ``target`` (served name "target"), no speculation, no api key."""
+    srv = _server(request, testbed, "baseline")
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="session")
+def vllm_spec(request, testbed):  # pylint: disable=redefined-outer-name
+    """Real vLLM serving ``target`` (served name "target-spec") with the perfect draft, K=4, api key SPEC_API_KEY."""
+    srv = _server(request, testbed, "spec")
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="session")
+def vllm_dead_endpoint(testbed):  # pylint: disable=redefined-outer-name
+    """URL of a real vLLM that refused its configuration at start-up and exited (nothing listens)."""
+    with _lock:
+        _launch(testbed, ["dead"])
+    srv = _servers["dead"]
+    try:
+        srv.wait_ready(timeout=300)
+    except ServerError as exc:
+        if "same vocabulary size" not in str(exc):
+            pytest.fail(f"vLLM with a bad-vocabulary draft failed, but not as expected: {exc}", pytrace=False)
+        srv.stop()
+        return srv.url
+    srv.stop()
+    pytest.fail("vLLM started with a draft whose vocabulary size differs from the target's; "
+                "expected it to refuse (the test bed's draft-badvocab model is wrong)", pytrace=False)
+    return None
