@@ -1,0 +1,343 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, jetson_llm.vllm maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Unit tests for the speculative_verdict rules (plugins/module_utils/_speculative.py: verdict).
+
+The benchmark dictionaries follow the vllm_benchmark result contract (shared interfaces);
+docs/decision-rules.md points at these test names.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import copy
+
+import pytest
+
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _speculative as S
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._speculative import SpeculativeInputError
+
+PROMPT_SET = 'c0ffee' * 10 + 'abcd'
+
+
+def _run(concurrency, tput, tpot, acceptance=None):
+    spec = None
+    if acceptance is not None:
+        spec = {'acceptance_rate': acceptance, 'acceptance_length': 1 + 3 * acceptance, 'draft_tokens': 1000,
+                'accepted_tokens': int(1000 * acceptance), 'drafts': 250, 'per_position_acceptance': [0.9, 0.7, 0.5]}
+    return {
+        'concurrency': concurrency, 'ttft_ms_p50': 180.0, 'ttft_ms_p99': 250.0, 'itl_ms_p50': tpot, 'itl_ms_p99': tpot * 2,
+        'tpot_ms_p50': tpot, 'tpot_ms_p99': tpot * 1.5, 'tpot_ms_mean': tpot, 'throughput_tok_s': tput,
+        'request_throughput': tput / 128.0, 'e2e_latency_ms_p50': 180.0 + 127 * (tpot or 0), 'completed': 50,
+        'failed': 0, 'errors': [], 'duration_s': 60.0, 'total_input_tokens': 102400, 'total_output_tokens': 6400,
+        'spec_decode': spec, 'metrics_polluted': False,
+    }
+
+
+def bench(c1=(44.0, 22.0), c8=251.0, acceptance=None, **config):
+    """A vllm_benchmark ``benchmark`` dict: c1 = (throughput_tok_s, tpot_ms_p50); c8 = throughput or None."""
+    runs = [_run(1, c1[0], c1[1], acceptance)]
+    if c8 is not None:
+        runs.append(_run(8, c8, 30.0, acceptance))
+    cfg = {'input_len': 2048, 'output_len': 128, 'num_prompts': 50, 'warmup_prompts': 10, 'dataset': 'builtin',
+           'prompt_set_id': PROMPT_SET, 'concurrency': [r['concurrency'] for r in runs], 'temperature': 0.0,
+           'ignore_eos': True, 'seed': 0}
+    cfg.update(config)
+    return {
+        'skill': 'jetson_llm.vllm.vllm_benchmark', 'runtime': 'vllm', 'model': 'meta-llama/Llama-3.1-8B-Instruct',
+        'endpoint': 'http://127.0.0.1:8000', 'sku': 'Jetson AGX Thor', 'generation': 'thor', 'product_line': 'thor-agx',
+        'variant': 'thor-t5000', 'l4t': '38.2.0', 'jetpack': '7.0', 'power_mode': 'MAXN', 'container': None,
+        'vllm_version': '0.20.1', 'config': cfg, 'runs': runs, 'warnings': [],
+    }
+
+
+def decide(base, cand, **kwargs):
+    return S.verdict(base, cand, **kwargs)
+
+
+# --- sanity --------------------------------------------------------------------------------------
+
+def test_published_thor_numbers_accept():
+    """Llama 3.1 8B on Thor: 44 tok/s baseline (Jetson AI Lab); a speculative run at 60 tok/s, TPOT 22 -> 16 ms."""
+    result = decide(bench(), bench(c1=(60.0, 16.0), c8=255.0, acceptance=0.72))
+    assert result['verdict'] == 'accept' and result['keep'] is True
+    assert result['deltas'] == {'throughput_gain_c1': 0.3636, 'tpot_reduction_c1': 0.2727,
+                                'throughput_change_c8': 0.0159, 'acceptance_rate': 0.72}
+    assert result['measurements']['c1'] == {'baseline': {'throughput_tok_s': 44.0, 'tpot_ms_p50': 22.0},
+                                            'candidate': {'throughput_tok_s': 60.0, 'tpot_ms_p50': 16.0}}
+    assert result['measurements']['c8'] == {'baseline': {'throughput_tok_s': 251.0},
+                                            'candidate': {'throughput_tok_s': 255.0}}
+    assert result['warnings'] == []
+    assert result['recommendation']['action'] == 'raise_num_speculative_tokens'
+
+
+def test_same_numbers_reject():
+    result = decide(bench(), bench(acceptance=0.5))
+    assert result['verdict'] == 'reject' and result['keep'] is False
+    assert result['deltas']['throughput_gain_c1'] == 0.0
+
+
+def test_verdict_is_deterministic_and_does_not_modify_inputs():
+    base, cand = bench(), bench(c1=(60.0, 16.0), acceptance=0.7)
+    before = copy.deepcopy((base, cand))
+    assert decide(base, cand) == decide(base, cand)
+    assert (base, cand) == before
+
+
+def test_registered_result_and_bare_benchmark_are_both_accepted():
+    base, cand = bench(), bench(c1=(60.0, 16.0), acceptance=0.7)
+    registered = {'changed': False, 'benchmark': cand, 'failed': False}
+    assert decide({'benchmark': base}, registered) == decide(base, cand)
+
+
+# --- thresholds and their boundaries -------------------------------------------------------------
+
+@pytest.mark.parametrize('base_c1, cand_c1, expected', [
+    ((100.0, 10.0), (130.0, 8.0), 'accept'),        # exactly 30 % and exactly 20 % (float: 0.30000000000000004, 0.1999...)
+    ((41.6, 25.0), (54.08, 20.0), 'accept'),        # 30 % that computes as 0.2999999999999998
+    ((100.0, 10.0), (129.99, 8.0), 'marginal'),     # just under 30 %
+    ((100.0, 10.0), (130.0, 8.01), 'marginal'),     # TPOT just under 20 %
+    ((100.0, 10.0), (200.0, 9.0), 'marginal'),      # big gain, TPOT only -10 %
+    ((100.0, 10.0), (110.0, 10.0), 'marginal'),     # exactly 10 % is not "< 10 %"
+    ((26.5, 10.0), (29.15, 10.0), 'marginal'),      # 10 % that computes as 0.09999999999999987
+    ((100.0, 10.0), (109.99, 8.0), 'reject'),       # just under 10 %
+    ((100.0, 10.0), (95.0, 12.0), 'reject'),        # slower
+])
+def test_thresholds_at_concurrency_1(base_c1, cand_c1, expected):
+    result = decide(bench(c1=base_c1, c8=None), bench(c1=cand_c1, c8=None))
+    assert result['verdict'] == expected
+    assert result['keep'] is (expected == 'accept')
+
+
+@pytest.mark.parametrize('keep_marginal, keep', [(False, False), (True, True)])
+def test_keep_marginal(keep_marginal, keep):
+    result = decide(bench(c1=(100.0, 10.0)), bench(c1=(120.0, 9.0)), keep_marginal=keep_marginal)
+    assert result['verdict'] == 'marginal' and result['keep'] is keep
+    assert ('kept because keep_marginal is true' in result['reasons'][-1]) is keep_marginal
+
+
+def test_keep_marginal_never_keeps_a_reject():
+    result = decide(bench(c1=(100.0, 10.0)), bench(c1=(105.0, 9.0)), keep_marginal=True)
+    assert result['verdict'] == 'reject' and result['keep'] is False
+
+
+@pytest.mark.parametrize('base8, cand8, tolerance, expected', [
+    (251.0, 251.0, 0.0, 'accept'),      # unchanged is not a regression
+    (251.0, 250.9, 0.0, 'reject'),      # any loss regresses with the default tolerance
+    (200.0, 196.0, 0.02, 'accept'),     # exactly the tolerance (-2 %)
+    (200.0, 195.9, 0.02, 'reject'),
+    (41.5, 88.6, 0.0, 'accept'),        # NVIDIA: Llama 3.3 70B on Thor at c=8, 41.5 -> 88.6 with EAGLE-3
+])
+def test_concurrency_8_regression(base8, cand8, tolerance, expected):
+    result = decide(bench(c1=(100.0, 10.0), c8=base8), bench(c1=(150.0, 7.0), c8=cand8), c8_tolerance=tolerance)
+    assert result['verdict'] == expected
+    if expected == 'reject':
+        assert any('regresses at concurrency 8' in r for r in result['reasons'])
+
+
+def test_concurrency_8_regression_rejects_even_a_great_c1_and_marginal_c1():
+    great = decide(bench(c8=251.0), bench(c1=(88.0, 11.0), c8=240.0, acceptance=0.9), keep_marginal=True)
+    assert great['verdict'] == 'reject' and great['keep'] is False
+    assert great['deltas']['throughput_change_c8'] == -0.0438
+
+
+def test_real_testbed_same_size_draft_is_rejected():
+    """Measured with real vLLM on the CPU test bed: +14 % at c=1, TPOT -15 %, -22 % at c=8."""
+    result = decide(bench(c1=(323.5, 2.77), c8=2275.0), bench(c1=(368.4, 2.36), c8=1777.0, acceptance=0.996))
+    assert result['verdict'] == 'reject'
+    assert result['deltas']['throughput_gain_c1'] == 0.1388
+
+
+def test_missing_concurrency_8_decides_on_c1_and_warns():
+    result = decide(bench(c8=None), bench(c1=(60.0, 16.0), c8=None, acceptance=0.5))
+    assert result['verdict'] == 'accept'
+    assert result['deltas']['throughput_change_c8'] is None and result['measurements']['c8'] is None
+    assert any('No run at concurrency 8' in w for w in result['warnings'])
+
+
+def test_thresholds_are_options():
+    base, cand = bench(c1=(100.0, 10.0)), bench(c1=(120.0, 9.0))
+    assert decide(base, cand)['verdict'] == 'marginal'
+    assert decide(base, cand, min_throughput_gain=0.2, min_tpot_reduction=0.1)['verdict'] == 'accept'
+    assert decide(base, cand, disable_below_gain=0.25, min_throughput_gain=0.3)['verdict'] == 'reject'
+
+
+@pytest.mark.parametrize('kwargs, words', [
+    (dict(min_throughput_gain=float('nan')), 'min_throughput_gain must be a finite number'),
+    (dict(min_throughput_gain=-0.1), 'min_throughput_gain must be >= 0.0'),
+    (dict(min_tpot_reduction=1.5), 'min_tpot_reduction must be <= 1.0'),
+    (dict(disable_below_gain='0.1'), 'disable_below_gain must be a number'),
+    (dict(c8_tolerance=-0.01), 'c8_tolerance must be >= 0.0'),
+    (dict(c8_tolerance=True), 'c8_tolerance must be a number'),
+    (dict(disable_below_gain=0.4), 'disable_below_gain .* must not exceed min_throughput_gain'),
+    (dict(low_acceptance_rate=0.7), 'low_acceptance_rate .* must not exceed high_acceptance_rate'),
+    (dict(keep_marginal='yes'), 'keep_marginal must be a boolean'),
+])
+def test_threshold_options_validated(kwargs, words):
+    with pytest.raises(SpeculativeInputError, match=words):
+        decide(bench(), bench(), **kwargs)
+
+
+# --- recommendation ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('cand_c1, acceptance, action, words', [
+    ((60.0, 16.0), 0.72, 'raise_num_speculative_tokens', 'acceptance rate 0.72 is > 0.6'),
+    ((60.0, 16.0), 0.6, 'keep', 'acceptance rate 0.60'),               # exactly 0.6 is not > 0.6
+    ((60.0, 16.0), None, 'keep', 'acceptance rate unknown'),
+    ((50.0, 20.0), 0.3, 'lower_num_speculative_tokens_or_smaller_draft', 'lower num_speculative_tokens or use a smaller'),
+    ((50.0, 20.0), 0.5, 'remove_speculative_config', 'acceptance rate 0.50'),
+    ((45.0, 21.0), 0.2, 'lower_num_speculative_tokens_or_smaller_draft', 'Remove speculation'),
+    ((45.0, 21.0), 0.9, 'remove_speculative_config', 'Remove --speculative-config'),
+])
+def test_recommendation(cand_c1, acceptance, action, words):
+    result = decide(bench(), bench(c1=cand_c1, acceptance=acceptance))
+    assert result['recommendation']['action'] == action
+    assert words in result['recommendation']['message']
+    assert result['deltas']['acceptance_rate'] == acceptance
+
+
+def test_recommendation_marginal_kept():
+    result = decide(bench(), bench(c1=(50.0, 20.0), acceptance=0.5), keep_marginal=True)
+    assert result['recommendation']['action'] == 'keep' and 'keep_marginal' in result['recommendation']['message']
+
+
+def test_unknown_acceptance_warns_that_speculation_may_be_off():
+    result = decide(bench(), bench(c1=(60.0, 16.0)))
+    assert any('no speculative-decoding counters' in w for w in result['warnings'])
+
+
+def test_acceptance_null_inside_spec_decode_is_unknown():
+    cand = bench(c1=(60.0, 16.0), acceptance=0.7)
+    cand['runs'][0]['spec_decode']['acceptance_rate'] = None
+    assert decide(bench(), cand)['deltas']['acceptance_rate'] is None
+
+
+@pytest.mark.parametrize('value', [1.5, -0.1, float('nan'), '0.7'])
+def test_acceptance_invalid(value):
+    cand = bench(c1=(60.0, 16.0), acceptance=0.7)
+    cand['runs'][0]['spec_decode']['acceptance_rate'] = value
+    with pytest.raises(SpeculativeInputError, match='acceptance_rate'):
+        decide(bench(), cand)
+
+
+# --- warnings ------------------------------------------------------------------------------------
+
+def test_warnings_polluted_metrics_and_speculative_baseline_and_other_device():
+    base = bench(acceptance=0.5)
+    base['runs'][1]['metrics_polluted'] = True
+    cand = bench(c1=(60.0, 16.0), acceptance=0.7)
+    cand['variant'] = 'thor-t4000'
+    text = ' '.join(decide(base, cand)['warnings'])
+    assert 'baseline run at concurrency 8 has polluted metrics' in text
+    assert 'baseline should be measured without' in text
+    assert "differ in variant ('thor-t5000' vs 'thor-t4000')" in text
+
+
+# --- errors, not verdicts ------------------------------------------------------------------------
+
+@pytest.mark.parametrize('field, base_value, cand_value', [
+    ('input_len', 2048, 1024),
+    ('output_len', 128, 256),
+    ('num_prompts', 50, 20),
+    ('dataset', 'builtin', 'random'),
+    ('prompt_set_id', PROMPT_SET, 'f' * 64),
+    ('ignore_eos', True, False),
+    ('ignore_eos', True, 1),
+    ('temperature', 0.0, 0.7),
+    ('temperature', 0.0, None),
+])
+def test_mismatched_workloads_are_errors(field, base_value, cand_value):
+    with pytest.raises(SpeculativeInputError, match='config.%s is %r in the baseline and %r in the candidate'
+                       % (field, base_value, cand_value)):
+        decide(bench(**{field: base_value}), bench(c1=(60.0, 16.0), **{field: cand_value}))
+
+
+def test_mismatched_concurrency_lists_are_errors():
+    with pytest.raises(SpeculativeInputError, match=r'config.concurrency is \[1, 8\] in the baseline and \[1\]'):
+        decide(bench(), bench(c8=None))
+
+
+def test_missing_config_field_in_one_result_is_an_error():
+    cand = bench()
+    del cand['config']['prompt_set_id']
+    with pytest.raises(SpeculativeInputError, match="config.prompt_set_id is '%s' in the baseline and missing"
+                       % PROMPT_SET):
+        decide(bench(), cand)
+
+
+def test_failed_requests_are_errors():
+    cand = bench(c1=(60.0, 16.0))
+    cand['runs'][1].update(failed=3, errors=['HTTP 500: CUDA out of memory'])
+    with pytest.raises(SpeculativeInputError, match=r'candidate run at concurrency 8 had 3 failed request\(s\) '
+                                                    r'\(first error: HTTP 500: CUDA out of memory\)'):
+        decide(bench(), cand)
+
+
+def test_failed_benchmark_task_is_an_error():
+    with pytest.raises(SpeculativeInputError, match='candidate is a failed vllm_benchmark task'):
+        decide(bench(), {'failed': True, 'msg': 'connection refused'})
+
+
+@pytest.mark.parametrize('key, value', [
+    ('throughput_tok_s', None), ('throughput_tok_s', 0), ('throughput_tok_s', -1.0),
+    ('throughput_tok_s', float('nan')), ('throughput_tok_s', '44'), ('tpot_ms_p50', None),
+    ('tpot_ms_p50', float('inf')), ('tpot_ms_p50', True),
+])
+def test_null_or_bad_metric_needed_for_the_decision_is_an_error(key, value):
+    base = bench()
+    base['runs'][0][key] = value
+    with pytest.raises(SpeculativeInputError, match='baseline run at concurrency 1 has no usable %s' % key):
+        decide(base, bench(c1=(60.0, 16.0)))
+
+
+def test_null_c8_throughput_is_an_error():
+    cand = bench()
+    cand['runs'][1]['throughput_tok_s'] = None
+    with pytest.raises(SpeculativeInputError, match='candidate run at concurrency 8 has no usable throughput_tok_s'):
+        decide(bench(), cand)
+
+
+def test_metric_not_needed_may_be_null():
+    base, cand = bench(), bench(c1=(60.0, 16.0))
+    for run in base['runs'] + cand['runs']:
+        run['itl_ms_p99'] = None
+        run['ttft_ms_p50'] = None
+    cand['runs'][1]['tpot_ms_p50'] = None  # TPOT is only decided on at concurrency 1
+    assert decide(base, cand)['verdict'] == 'accept'
+
+
+@pytest.mark.parametrize('mutate, words', [
+    (lambda b: b.update(runs=[]), 'no runs'),
+    (lambda b: b.pop('runs'), 'no runs'),
+    (lambda b: b.pop('config'), 'no config'),
+    (lambda b: b['runs'].append(copy.deepcopy(b['runs'][0])), 'two runs at concurrency 1'),
+    (lambda b: b['runs'][0].update(concurrency=0), 'concurrency must be an integer >= 1'),
+    (lambda b: b['runs'][0].update(failed=None), 'no valid failed count'),
+    (lambda b: b['runs'].pop(), r'lists concurrency \[1, 8\] in its config but has runs at \[1\]'),
+    (lambda b: b['runs'].__setitem__(0, 'oops'), r'runs\[0\] must be a dictionary'),
+])
+def test_malformed_results_are_errors(mutate, words):
+    cand = bench(c1=(60.0, 16.0))
+    mutate(cand)
+    with pytest.raises(SpeculativeInputError, match=words):
+        decide(bench(), cand)
+
+
+def test_no_concurrency_1_run_is_an_error():
+    with pytest.raises(SpeculativeInputError, match='decided at concurrency 1'):
+        b = bench()
+        b['runs'] = b['runs'][1:]
+        b['config']['concurrency'] = [8]
+        c = copy.deepcopy(b)
+        decide(b, c)
+
+
+@pytest.mark.parametrize('value', [None, 'results.json', [], 42])
+def test_results_must_be_dicts(value):
+    with pytest.raises(SpeculativeInputError, match='baseline must be a vllm_benchmark result'):
+        decide(value, bench())
+
+
+def test_registered_benchmark_must_be_a_dict():
+    with pytest.raises(SpeculativeInputError, match='candidate.benchmark must be a dictionary'):
+        decide(bench(), {'benchmark': 'oops'})
