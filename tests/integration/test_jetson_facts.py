@@ -149,3 +149,24 @@ def test_ansible_doc_renders(ansible_env):
     doc = json.loads(proc.stdout)["jetson_llm.vllm.jetson_facts"]
     assert doc["doc"]["attributes"]["check_mode"]["support"] == "full"
     assert sorted(doc["doc"]["options"]) == ["root", "run_nvpmodel"]
+
+
+def test_demo_fleet_table(ansible_env):
+    """`make demo`: the demo inventory references the fixtures and prints one fleet table."""
+    proc = run_playbook(TOP / "playbooks" / "demo.yml", inventory=TOP / "inventories" / "demo" / "hosts.yml",
+                        env=_json_env(ansible_env))
+    data = json.loads(proc.stdout)
+    tasks = {t["task"]["name"]: t["hosts"] for t in data["plays"][0]["tasks"]}
+    gathered = tasks["Gather Jetson facts"]
+    assert sorted(gathered) == ["agx-orin-32-lab", "agx-orin-64", "build-server", "orin-nano-super", "orin-nx-16",
+                                "thor-devkit"]
+    table = tasks["Show the fleet facts table"]
+    assert len(table) == 1  # printed once for the whole fleet
+    lines = next(iter(table.values()))["msg"]
+    assert lines[0].split()[:3] == ["host", "family", "/"]
+    rows = {line.split()[0]: line for line in lines[1:]}
+    assert sorted(rows) == sorted(gathered)
+    assert "thor / thor-t5000" in rows["thor-devkit"] and "upstream" in rows["thor-devkit"]
+    assert "MODE_30W (not max)" in rows["agx-orin-32-lab"] and rows["agx-orin-32-lab"].endswith(" 1")
+    assert "not a Jetson" in rows["build-server"] and "unsupported" in rows["build-server"]
+    assert "(super)" in rows["orin-nano-super"] and "no/no" in rows["orin-nano-super"]
