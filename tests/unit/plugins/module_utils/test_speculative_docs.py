@@ -1,0 +1,75 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, jetson_llm.vllm maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""docs/decision-rules.md stays true: every test it cites exists, every default it names is the code's."""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import os
+import re
+
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _speculative as S
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._catalogue import CATALOGUE
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
+DOC = os.path.join(TOP, 'docs', 'decision-rules.md')
+UNIT_DIR = 'tests/unit/plugins/module_utils/'
+
+
+def _doc():
+    with open(DOC, encoding='utf-8') as handle:
+        return handle.read()
+
+
+def _rows():
+    return [line for line in _doc().splitlines() if line.startswith('| ') and '::test_' in line]
+
+
+def _cited_tests():
+    cited = []
+    for row in _rows():
+        path = None
+        for ref in re.findall(r'`([^`]*::test_\w+)`', row):
+            file_part, name = ref.split('::')
+            if file_part:
+                path = file_part if file_part.startswith('tests/') else UNIT_DIR + file_part
+            assert path, 'a test reference without a file: %s' % ref
+            cited.append((path, name))
+    return cited
+
+
+def test_every_cited_test_exists():
+    cited = _cited_tests()
+    assert len(cited) > 50
+    for path, name in cited:
+        with open(os.path.join(TOP, path), encoding='utf-8') as handle:
+            assert re.search(r'^def %s\(' % re.escape(name), handle.read(), re.M), '%s::%s does not exist' % (path, name)
+
+
+def test_every_option_default_is_in_the_table():
+    rows = '\n'.join(_rows())
+    for option in list(S.PLAN_DEFAULTS) + list(S.VERDICT_DEFAULTS):
+        assert '`%s`' % option in rows, option
+    for value in ('| 2 |', '| 8 |', '| 0.05 |', '| 0.50 |', '| 0.90 |', '| 2048 MB |', '| 0.6 |', '| 0.10 |',
+                  '| 0.30 / 0.20 |', '| 0.0 |', '| 0.4 |', '| 0.20 |', '| 0.15 |', '| 0.30 |', '| 0.10 |'):
+        assert value in rows, value
+    assert (S.PLAN_DEFAULTS['max_good_concurrency'], S.PLAN_DEFAULTS['refuse_concurrency']) == (2, 8)
+    assert S.PLAN_DEFAULTS['gpu_memory_utilization_ceiling'] == 0.90
+    assert S.PLAN_DEFAULTS['min_free_memory_after_draft_mb'] == 2048
+    assert (S.VERDICT_DEFAULTS['min_throughput_gain'], S.VERDICT_DEFAULTS['min_tpot_reduction'],
+            S.VERDICT_DEFAULTS['disable_below_gain']) == (0.30, 0.20, 0.10)
+    assert S.DEFAULT_NUM_SPECULATIVE_TOKENS == {'thor': 5, 'orin': 3}
+
+
+def test_catalogue_table_matches_the_catalogue():
+    doc = _doc()
+    for target, entry in CATALOGUE.items():
+        if target == 'meta-llama/meta-llama-3.1-8b-instruct':
+            continue  # alias of the Llama 3.1 8B row
+        rows = [line for line in doc.splitlines() if line.lower().startswith('| %s |' % target)]
+        assert len(rows) == 1, target
+        cells = [c.strip() for c in rows[0].strip('|').split('|')]
+        assert cells[1] == (entry['eagle3_head'] or '')
+        assert cells[2] == ', '.join(entry['alternatives'])
+        assert cells[3] == (entry['draft_model'] or '')
