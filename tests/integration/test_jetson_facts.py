@@ -98,7 +98,7 @@ def test_specific_facts_from_output(playbook_run):
 
 
 def test_check_mode_gives_the_same_facts(playbook_run, check_run):
-    normal, _ = _gather_results(playbook_run)
+    normal, _normal_stats = _gather_results(playbook_run)
     checked, stats = _gather_results(check_run)
     for host, counts in stats.items():
         assert counts["failures"] == 0 and counts["changed"] == 0, host
