@@ -20,7 +20,7 @@ from conftest import BIN, TOP, run_module, run_playbook
 
 PLAYBOOKS = Path(__file__).resolve().parent / "playbooks"
 PLAYBOOK = PLAYBOOKS / "jetson_facts.yml"
-INVENTORY = PLAYBOOKS / "jetson_facts_hosts.yml"
+INVENTORY = PLAYBOOKS / "jetson_facts_inventory" / "hosts.yml"
 FIXTURES = TOP / "tests" / "fixtures" / "rootfs"
 ORIN_IMAGE = "ghcr.io/nvidia-ai-iot/vllm:latest-jetson-orin"
 
