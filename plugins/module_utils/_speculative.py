@@ -831,13 +831,10 @@ def _runtime_rule(d, facts, version, image, method):
     minimum = MIN_VLLM_SPECULATIVE_CONFIG
     where = 'any speculation (the JSON --speculative-config form and EAGLE-3)'
     kind, orin_image = _image_kind(image) if image else (None, False)
-    forbidden = _image_forbidden(image, facts['forbidden_images']) if image else None
-    if forbidden:
-        d.refuse('runtime', 'runtime_image %s is forbidden on this device by jetson_facts (%s).' % (image, forbidden),
-                 ['change_runtime', 'no_speculation'])
+    refusals_before = len(d.refusals)
     if generation == 'thor':
         minimum, where = MIN_VLLM_UPSTREAM_JETSON, 'Thor (upstream vllm/vllm-openai or a validated native install)'
-        if kind == 'nvidia-ai-iot' and orin_image and not forbidden:
+        if kind == 'nvidia-ai-iot' and orin_image:
             d.refuse('runtime', 'Never use the NVIDIA-AI-IOT Orin image on Thor (runtime_image %s): Thor needs '
                      'upstream vLLM 0.20+ (%s) or a validated native vLLM 0.20+.' % (image, UPSTREAM_IMAGE),
                      ['change_runtime', 'no_speculation'])
@@ -851,7 +848,7 @@ def _runtime_rule(d, facts, version, image, method):
         return
     elif l4t >= ORIN_UPSTREAM_L4T_MAJOR:
         minimum, where = MIN_VLLM_UPSTREAM_JETSON, 'Orin on L4T r%s (JetPack 7.2+, upstream vLLM)' % l4t
-        if kind == 'nvidia-ai-iot' and not forbidden:
+        if kind == 'nvidia-ai-iot':
             d.refuse('runtime', 'Orin on L4T r%s runs upstream vLLM 0.20+ (%s); the NVIDIA-AI-IOT image %s targets '
                      'JetPack 6 and does not match this release.' % (l4t, UPSTREAM_IMAGE, image),
                      ['change_runtime', 'no_speculation'])
@@ -870,6 +867,10 @@ def _runtime_rule(d, facts, version, image, method):
             d.warn('NVIDIA-AI-IOT vLLM images target JetPack 6 (L4T r36); on L4T r%s check that your image matches '
                    'the JetPack release.' % l4t)
         where = 'Orin on L4T r%s (NVIDIA-AI-IOT image)' % l4t
+    forbidden = _image_forbidden(image, facts['forbidden_images']) if image else None
+    if forbidden and len(d.refusals) == refusals_before:  # not already refused by the rules above
+        d.refuse('runtime', 'runtime_image %s is forbidden on this device by jetson_facts (%s).' % (image, forbidden),
+                 ['change_runtime', 'no_speculation'])
     facts_min = parse_version(facts['min_vllm_version']) if facts['min_vllm_version'] else None
     if facts_min and not _at_least(minimum, facts_min):
         minimum, where = facts_min, where + ', as jetson_facts requires'

@@ -499,6 +499,13 @@ def test_runtime_image_rule(device, image, enable):
         assert 'change_runtime' in result['handoff']['actions']
 
 
+def test_runtime_orin_image_on_thor_names_the_rule_once():
+    result = run('thor-t5000', runtime_image=ORIN_IMAGE)  # the facts also list it in forbidden_images
+    assert result['reasons'] == [
+        'Never use the NVIDIA-AI-IOT Orin image on Thor (runtime_image %s): Thor needs upstream vLLM 0.20+ (%s) or a '
+        'validated native vLLM 0.20+.' % (ORIN_IMAGE, UPSTREAM_IMAGE)]
+
+
 def test_runtime_forbidden_images_from_facts_refused():
     jetson = facts('thor-t5000')
     jetson['vllm_runtime']['forbidden_images'] = ['acme/vllm']
