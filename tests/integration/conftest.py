@@ -70,8 +70,9 @@ def run_module(module, args, env=None, check_mode=False):
     environment = env or _ansible_env()
     environment = dict(environment, ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
                        ANSIBLE_STDOUT_CALLBACK="ansible.posix.json")
-    cmd = [str(BIN / "ansible"), "localhost", "-c", "local", "-i", "localhost,",
-           "-m", module, "-a", json.dumps(args)]
+    cmd = [str(BIN / "ansible"), "localhost", "-c", "local", "-i", "localhost,", "-m", module]
+    if args:  # `-a '{}'` would be taken as free-form text, not as an empty argument dict
+        cmd += ["-a", json.dumps(args)]
     if check_mode:
         cmd.append("--check")
     proc = subprocess.run(cmd, cwd=TOP, env=environment, text=True, capture_output=True,
