@@ -1,0 +1,786 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, jetson_llm.vllm maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Pure logic of the vllm_benchmark module (private to this collection).
+
+Nothing here touches the network: option validation, the SSE parser and per-request
+timing record, vLLM's metric definitions, Prometheus parsing and speculative-decoding
+deltas, workload (prompt) generation over an injected tokenizer, and result assembly.
+
+The definitions follow vLLM's own ``vllm bench serve`` (vllm/benchmarks/serve.py and
+vllm/benchmarks/lib/endpoint_request_func.py, v0.32):
+
+* TTFT: time from just before the POST to the first SSE ``data:`` message with choices.
+* ITL: time between consecutive messages with choices (per chunk, not per token).
+* E2EL (latency): time from just before the POST to the last message with choices.
+* TPOT: (latency - ttft) / (output_tokens - 1), only for output_tokens > 1.
+* output_tokens: ``usage.completion_tokens`` of the final usage chunk.
+* duration: from just before the first measured request to the end of the last one;
+  output throughput = sum(output_tokens) / duration, request throughput = completed / duration.
+* Percentiles: numpy's default (linear interpolation); medians as numpy.median.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import hashlib
+import json
+import math
+import re
+
+from urllib.parse import urlsplit
+
+SKILL = 'jetson_llm.vllm.vllm_benchmark'
+DATASETS = ('builtin', 'random', 'file')
+#: Rough tokens per English word, used only when the server has no /tokenize endpoint.
+TOKENS_PER_WORD = 1.3
+#: How many error messages a run keeps.
+MAX_ERRORS = 5
+#: Mean prompt length may differ from input_len by this fraction before we warn.
+PROMPT_LEN_TOLERANCE = 0.10
+SECRET_MASK = '********'
+
+
+class BenchmarkError(Exception):
+    """An error whose message is a sentence for the operator (used for fail_json)."""
+
+
+class StreamError(Exception):
+    """The SSE stream of one request was malformed or reported an error."""
+
+
+# --------------------------------------------------------------------------------------------
+# Options
+# --------------------------------------------------------------------------------------------
+
+def normalise_endpoint(value):
+    """Return ``scheme://host[:port]`` for an endpoint URL, or raise BenchmarkError.
+
+    Only http and https with a host and no path (other than "/"), query or fragment.
+    """
+    text = (value or '').strip()
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError as exc:
+        raise BenchmarkError('endpoint %r is not a valid URL (%s); use e.g. http://127.0.0.1:8000' % (value, exc))
+    if parts.scheme not in ('http', 'https'):
+        raise BenchmarkError('endpoint %r must start with http:// or https:// (e.g. http://127.0.0.1:8000)' % (value,))
+    if not parts.hostname:
+        raise BenchmarkError('endpoint %r has no host; use e.g. http://127.0.0.1:8000' % (value,))
+    if parts.path not in ('', '/') or parts.query or parts.fragment:
+        raise BenchmarkError('endpoint %r must be the server root without a path (the module adds /v1/completions, '
+                             '/metrics...); use e.g. http://%s' % (value, parts.netloc))
+    if parts.username or parts.password:
+        raise BenchmarkError('endpoint %r must not carry credentials; give the key in api_key' % (value,))
+    host = parts.hostname
+    if ':' in host:
+        host = '[%s]' % host
+    base = '%s://%s' % (parts.scheme, host)
+    if port is not None:
+        base += ':%d' % port
+    return base
+
+
+def check_options(params):
+    """Validate the module's options; return a normalised copy. Raises BenchmarkError.
+
+    ``params`` is the AnsibleModule params dict (types already converted by Ansible).
+    """
+    p = dict(params)
+    p['endpoint'] = normalise_endpoint(p.get('endpoint'))
+    conc = p.get('concurrency')
+    if not conc:
+        raise BenchmarkError('concurrency must be a non-empty list of positive integers, e.g. [1, 8]; got %r' % (conc,))
+    seen = set()
+    for c in conc:
+        if isinstance(c, bool) or not isinstance(c, int) or c < 1:
+            raise BenchmarkError('concurrency must hold positive integers only; %r is not allowed (got %r)' % (c, conc))
+        if c in seen:
+            raise BenchmarkError('concurrency lists %d twice (%r); give each level once' % (c, conc))
+        seen.add(c)
+    for name, minimum in (('num_prompts', 1), ('input_len', 1), ('output_len', 1), ('warmup_prompts', 0)):
+        val = p.get(name)
+        if val is None or val < minimum:
+            raise BenchmarkError('%s must be an integer >= %d; got %r' % (name, minimum, val))
+    if p.get('temperature') is not None and (p['temperature'] < 0 or math.isnan(p['temperature'])):
+        raise BenchmarkError('temperature must be >= 0 (0 = greedy) or unset for the server default; got %r' % (p['temperature'],))
+    if p.get('request_timeout') is None or not p['request_timeout'] > 0:
+        raise BenchmarkError('request_timeout must be a number of seconds > 0; got %r' % (p.get('request_timeout'),))
+    ratio = p.get('max_failed_ratio')
+    if ratio is None or not 0 <= ratio <= 1:
+        raise BenchmarkError('max_failed_ratio must be between 0 and 1 (0 = any failed request fails the module); got %r' % (ratio,))
+    if p.get('dataset') not in DATASETS:
+        raise BenchmarkError('dataset must be one of %s; got %r' % (', '.join(DATASETS), p.get('dataset')))
+    if p['dataset'] == 'file' and not p.get('prompts_file'):
+        raise BenchmarkError('dataset=file needs prompts_file (a JSONL file on the target, one {"prompt": "..."} per line)')
+    if p['dataset'] != 'file' and p.get('prompts_file'):
+        raise BenchmarkError('prompts_file is only used with dataset=file (dataset is %r); remove it or set dataset: file' % (p['dataset'],))
+    if p.get('model') is not None and not str(p['model']).strip():
+        raise BenchmarkError('model must be a served model id (see GET /v1/models) or left unset; got an empty string')
+    return p
+
+
+def option_warnings(p):
+    """Warnings that follow from the options alone."""
+    warnings = []
+    if p['output_len'] == 1:
+        warnings.append('output_len is 1: TPOT and ITL need at least 2 output tokens and are reported as null.')
+    if not p.get('ignore_eos'):
+        warnings.append('ignore_eos is false: requests may stop before output_len tokens, so runs with different '
+                        'outputs are not comparable token for token.')
+    return warnings
+
+
+def scrub(text, secret):
+    """Remove a secret (the API key) from a message."""
+    text = '%s' % (text,)
+    if secret:
+        text = text.replace(secret, SECRET_MASK)
+    return text
+
+
+# --------------------------------------------------------------------------------------------
+# SSE parsing and the per-request record
+# --------------------------------------------------------------------------------------------
+
+class SSEParser:
+    """Incremental Server-Sent-Events parser over bytes.
+
+    ``feed(data)`` returns the data payloads (str) of the events completed by ``data``.
+    Events end with a blank line; lines end with LF, CRLF or CR; comment lines (":...")
+    and fields other than ``data`` are ignored; several data lines are joined with LF.
+    """
+
+    def __init__(self):
+        self._buf = b''
+
+    def feed(self, data):
+        buf = self._buf + data if self._buf else data
+        hold = b''
+        if b'\r' in buf:
+            if buf.endswith(b'\r'):
+                buf, hold = buf[:-1], b'\r'
+            buf = buf.replace(b'\r\n', b'\n').replace(b'\r', b'\n')
+        if b'\n\n' not in buf:
+            self._buf = buf + hold
+            return []
+        events = buf.split(b'\n\n')
+        self._buf = events.pop() + hold
+        out = []
+        for event in events:
+            if event.startswith(b'data: ') and b'\n' not in event:
+                out.append(event[6:].decode('utf-8'))
+                continue
+            lines = []
+            for line in event.split(b'\n'):
+                if not line or line.startswith(b':'):
+                    continue
+                field, _sep, value = line.partition(b':')
+                if value.startswith(b' '):
+                    value = value[1:]
+                if field == b'data':
+                    lines.append(value)
+            if lines:
+                out.append(b'\n'.join(lines).decode('utf-8'))
+        return out
+
+    def pending(self):
+        """True when bytes of an unfinished event are buffered."""
+        return bool(self._buf.strip(b'\n'))
+
+
+def _error_text(data):
+    err = data.get('error')
+    if isinstance(err, dict):
+        return err.get('message') or json.dumps(err, sort_keys=True)
+    if err:
+        return '%s' % (err,)
+    if data.get('object') == 'error':
+        return data.get('message') or json.dumps(data, sort_keys=True)
+    return None
+
+
+class RequestRecord:
+    """Timing of one streamed completion, built exactly as vLLM's request function does.
+
+    ``start`` is perf_counter() taken just before the request was sent; ``feed(data, t)``
+    takes the bytes received at perf_counter() time ``t``. ``finish()`` decides success.
+    """
+
+    __slots__ = ('start', 'ttft', 'itl', 'latency', 'output_tokens', 'prompt_tokens', 'success',
+                 'error', 'done', 'chunks', '_last', '_parser', 'text_chars')
+
+    def __init__(self, start):
+        self.start = start
+        self.ttft = None
+        self.itl = []
+        self.latency = None
+        self.output_tokens = None
+        self.prompt_tokens = None
+        self.success = False
+        self.error = None
+        self.done = False
+        self.chunks = 0
+        self.text_chars = 0
+        self._last = start
+        self._parser = SSEParser()
+
+    def feed(self, data, t):
+        """Consume received bytes; raise StreamError on malformed or error events."""
+        try:
+            payloads = self._parser.feed(data)
+        except UnicodeDecodeError as exc:
+            raise StreamError('malformed SSE stream: invalid UTF-8 (%s)' % (exc,))
+        for payload in payloads:
+            if self.done:
+                continue
+            if payload == '[DONE]':
+                self.done = True
+                continue
+            try:
+                message = json.loads(payload)
+            except ValueError as exc:
+                raise StreamError('malformed SSE stream: a data message is not JSON (%s): %.120r' % (exc, payload))
+            if not isinstance(message, dict):
+                raise StreamError('malformed SSE stream: a data message is not a JSON object: %.120r' % (payload,))
+            err = _error_text(message)
+            if err is not None:
+                raise StreamError('the server reported an error in the stream: %s' % (err,))
+            choices = message.get('choices')
+            if choices:
+                if self.ttft is None:
+                    self.ttft = t - self.start
+                else:
+                    self.itl.append(t - self._last)
+                self._last = t
+                self.chunks += 1
+                first = choices[0] if isinstance(choices, list) else None
+                if isinstance(first, dict):
+                    self.text_chars += len(first.get('text') or '')
+            else:
+                usage = message.get('usage')
+                if isinstance(usage, dict):
+                    self.output_tokens = usage.get('completion_tokens')
+                    if usage.get('prompt_tokens') is not None:
+                        self.prompt_tokens = usage.get('prompt_tokens')
+
+    def finish(self):
+        """Mark the request complete (end of body reached). Returns self."""
+        if self.ttft is None:
+            self.fail('the stream ended without any token chunk (no data message with choices)')
+        elif not self.done:
+            self.fail('truncated SSE stream: the response ended without "data: [DONE]"')
+        elif self._parser.pending():
+            self.fail('malformed SSE stream: unterminated event at the end of the response')
+        elif not isinstance(self.output_tokens, int) or isinstance(self.output_tokens, bool) or self.output_tokens < 0:
+            self.fail('truncated SSE stream: no usage chunk with completion_tokens (the module sends '
+                      'stream_options.include_usage; is this a vLLM OpenAI-compatible server?)')
+        else:
+            self.latency = self._last - self.start
+            self.success = True
+        return self
+
+    def fail(self, error):
+        self.success = False
+        self.error = error
+        return self
+
+
+# --------------------------------------------------------------------------------------------
+# Statistics (numpy-compatible)
+# --------------------------------------------------------------------------------------------
+
+def _lerp(a, b, t):
+    # numpy's _lerp: the two branches keep monotonicity and exact end points.
+    diff = b - a
+    if t >= 0.5:
+        return b - diff * (1 - t)
+    return a + diff * t
+
+
+def percentile(values, q):
+    """numpy.percentile(values, q) with the default 'linear' method; None when empty."""
+    if not values:
+        return None
+    xs = sorted(values)
+    n = len(xs)
+    virtual = (n - 1) * (q / 100.0)  # numpy's 'linear' virtual index
+    if virtual >= n - 1:
+        return xs[-1]
+    if virtual < 0:
+        return xs[0]
+    prev = int(math.floor(virtual))
+    return _lerp(xs[prev], xs[prev + 1], virtual - prev)
+
+
+def median(values):
+    """numpy.median; None when empty."""
+    if not values:
+        return None
+    xs = sorted(values)
+    n = len(xs)
+    mid = n // 2
+    if n % 2:
+        return xs[mid]
+    return (xs[mid - 1] + xs[mid]) / 2.0
+
+
+def mean(values):
+    if not values:
+        return None
+    return math.fsum(values) / len(values)
+
+
+def _ms(value):
+    return None if value is None else round(value * 1000.0, 4)
+
+
+def _round(value, digits=4):
+    return None if value is None else round(value, digits)
+
+
+def summarize_run(records, duration_s, concurrency, errors_limit=MAX_ERRORS):
+    """Metrics of one measured run from its RequestRecords, with vLLM's definitions.
+
+    Failed requests count in ``failed`` only. Values that were not measured are None.
+    """
+    ttfts, itls, tpots, e2els = [], [], [], []
+    total_output = 0
+    total_input = 0
+    input_known = 0
+    completed = 0
+    errors = []
+    for rec in records:
+        if not rec.success:
+            if rec.error and rec.error not in errors and len(errors) < errors_limit:
+                errors.append(rec.error)
+            continue
+        completed += 1
+        out = rec.output_tokens
+        total_output += out
+        if rec.prompt_tokens is not None:
+            total_input += rec.prompt_tokens
+            input_known += 1
+        if out > 1:
+            tpots.append((rec.latency - rec.ttft) / (out - 1))
+        itls.extend(rec.itl)
+        ttfts.append(rec.ttft)
+        e2els.append(rec.latency)
+    failed = len(records) - completed
+    have_duration = completed > 0 and duration_s is not None and duration_s > 0
+    return {
+        'concurrency': concurrency,
+        'completed': completed,
+        'failed': failed,
+        'errors': errors,
+        'duration_s': _round(duration_s, 6) if completed else None,
+        'total_input_tokens': total_input if completed and input_known == completed else None,
+        'total_output_tokens': total_output if completed else None,
+        'throughput_tok_s': _round(total_output / duration_s) if have_duration else None,
+        'request_throughput': _round(completed / duration_s, 6) if have_duration else None,
+        'ttft_ms_p50': _ms(median(ttfts)),
+        'ttft_ms_p99': _ms(percentile(ttfts, 99)),
+        'ttft_ms_mean': _ms(mean(ttfts)),
+        'itl_ms_p50': _ms(median(itls)),
+        'itl_ms_p99': _ms(percentile(itls, 99)),
+        'itl_ms_mean': _ms(mean(itls)),
+        'tpot_ms_p50': _ms(median(tpots)),
+        'tpot_ms_p99': _ms(percentile(tpots, 99)),
+        'tpot_ms_mean': _ms(mean(tpots)),
+        'e2e_latency_ms_p50': _ms(median(e2els)),
+        'e2e_latency_ms_p99': _ms(percentile(e2els, 99)),
+        'e2e_latency_ms_mean': _ms(mean(e2els)),
+    }
+
+
+def run_warnings(run, input_len, output_len, ignore_eos, sized):
+    """Warnings about one run's workload (prompt/output lengths) and failures."""
+    warnings = []
+    c = run['concurrency']
+    if run['completed'] and run['total_input_tokens'] is not None and sized:
+        mean_in = run['total_input_tokens'] / run['completed']
+        if abs(mean_in - input_len) > PROMPT_LEN_TOLERANCE * input_len:
+            warnings.append('concurrency %d: the server counted %.1f prompt tokens per request on average (usage.prompt_tokens), '
+                            'more than %d%% away from input_len %d.' % (c, mean_in, int(PROMPT_LEN_TOLERANCE * 100), input_len))
+    if run['completed'] and ignore_eos and run['total_output_tokens'] is not None:
+        mean_out = run['total_output_tokens'] / run['completed']
+        if abs(mean_out - output_len) > 0.5:
+            warnings.append('concurrency %d: requests produced %.1f tokens on average, not output_len %d, although ignore_eos '
+                            'is set (max_model_len reached, or a server that ignores ignore_eos).' % (c, mean_out, output_len))
+    if run['failed']:
+        warnings.append('concurrency %d: %d of %d requests failed; first error: %s'
+                        % (c, run['failed'], run['failed'] + run['completed'], run['errors'][0] if run['errors'] else 'unknown'))
+    return warnings
+
+
+# --------------------------------------------------------------------------------------------
+# Prometheus text and speculative-decoding deltas
+# --------------------------------------------------------------------------------------------
+
+_SAMPLE = re.compile(r'^([A-Za-z_:][A-Za-z0-9_:]*)(\{(.*)\})?\s+(\S+)(?:\s+\S+)?\s*$')
+_LABEL = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*,?')
+
+SPEC_DRAFTS = 'vllm:spec_decode_num_drafts_total'
+SPEC_DRAFT_TOKENS = 'vllm:spec_decode_num_draft_tokens_total'
+SPEC_ACCEPTED = 'vllm:spec_decode_num_accepted_tokens_total'
+SPEC_PER_POS = 'vllm:spec_decode_num_accepted_tokens_per_pos_total'
+GEN_TOKENS = 'vllm:generation_tokens_total'
+PROMPT_TOKENS = 'vllm:prompt_tokens_total'
+REQUEST_SUCCESS = 'vllm:request_success_total'
+RUNNING = 'vllm:num_requests_running'
+WAITING = 'vllm:num_requests_waiting'
+
+
+def _unescape(value):
+    return value.replace('\\"', '"').replace('\\n', '\n').replace('\\\\', '\\')
+
+
+def parse_prometheus(text):
+    """Parse Prometheus text exposition into {name: [(labels dict, float value)]}.
+
+    Comments and unparsable lines are skipped.
+    """
+    samples = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith('#'):
+            continue
+        match = _SAMPLE.match(line)
+        if not match:
+            continue
+        name, _braces, label_text, value = match.groups()
+        try:
+            number = float(value)
+        except ValueError:
+            continue
+        labels = {}
+        if label_text:
+            for lm in _LABEL.finditer(label_text):
+                labels[lm.group(1)] = _unescape(lm.group(2))
+        samples.setdefault(name, []).append((labels, number))
+    return samples
+
+
+def metric_sum(samples, name):
+    """Sum of a metric over all its label sets; None when absent."""
+    if name not in samples:
+        return None
+    return math.fsum(v for _labels, v in samples[name])
+
+
+def snapshot(samples):
+    """The counters and gauges the benchmark reads from one /metrics scrape."""
+    per_pos = None
+    if SPEC_PER_POS in samples:
+        per_pos = {}
+        for labels, value in samples[SPEC_PER_POS]:
+            try:
+                pos = int(labels.get('position'))
+            except (TypeError, ValueError):
+                continue
+            per_pos[pos] = per_pos.get(pos, 0.0) + value
+    return {
+        'drafts': metric_sum(samples, SPEC_DRAFTS),
+        'draft_tokens': metric_sum(samples, SPEC_DRAFT_TOKENS),
+        'accepted_tokens': metric_sum(samples, SPEC_ACCEPTED),
+        'per_pos': per_pos,
+        'generation_tokens': metric_sum(samples, GEN_TOKENS),
+        'prompt_tokens': metric_sum(samples, PROMPT_TOKENS),
+        'request_success': metric_sum(samples, REQUEST_SUCCESS),
+        'running': metric_sum(samples, RUNNING),
+        'waiting': metric_sum(samples, WAITING),
+    }
+
+
+def _int(value):
+    return int(round(value))
+
+
+def spec_decode_delta(before, after):
+    """Speculative-decoding stats between two snapshots, or None.
+
+    None when the server exposes no spec-decode counters (it does not speculate), or when
+    no draft token was proposed in between.
+    acceptance_rate = d(accepted)/d(draft_tokens) (a fraction, vLLM prints it x100);
+    acceptance_length = 1 + d(accepted)/d(drafts);
+    per_position_acceptance[i] = d(accepted at position i)/d(drafts).
+    """
+    if before is None or after is None:
+        return None
+    keys = ('drafts', 'draft_tokens', 'accepted_tokens')
+    if any(before[k] is None or after[k] is None for k in keys):
+        return None
+    d_drafts = after['drafts'] - before['drafts']
+    d_draft_tokens = after['draft_tokens'] - before['draft_tokens']
+    d_accepted = after['accepted_tokens'] - before['accepted_tokens']
+    if d_draft_tokens <= 0 or d_drafts <= 0:
+        return None
+    per_position = []
+    pos_before = before.get('per_pos') or {}
+    pos_after = after.get('per_pos') or {}
+    for pos in sorted(set(pos_before) | set(pos_after)):
+        b = pos_before.get(pos, 0.0)
+        a = pos_after.get(pos, b)
+        per_position.append(round((a - b) / d_drafts, 6))
+    return {
+        'acceptance_rate': round(d_accepted / d_draft_tokens, 6),
+        'acceptance_length': round(1 + d_accepted / d_drafts, 6),
+        'draft_tokens': _int(d_draft_tokens),
+        'accepted_tokens': _int(d_accepted),
+        'drafts': _int(d_drafts),
+        'per_position_acceptance': per_position,
+    }
+
+
+def busy_reason(before):
+    """A sentence when the server already had requests in flight, else None."""
+    if before is None:
+        return None
+    busy = (before.get('running') or 0) + (before.get('waiting') or 0)
+    if busy > 0:
+        return '%d request(s) were already running or waiting on the server when the run started' % _int(busy)
+    return None
+
+
+def counters_settled(before, after, run):
+    """True when the server's counters account for at least what this run produced.
+
+    vLLM updates /metrics right after it streams the outputs; a scrape just after the
+    last request can be a few milliseconds early, so the caller re-scrapes until this holds.
+    """
+    if before is None or after is None:
+        return True
+    need = run.get('total_output_tokens') or 0
+    if before.get('generation_tokens') is None or after.get('generation_tokens') is None:
+        return True
+    return after['generation_tokens'] - before['generation_tokens'] >= need
+
+
+def pollution(before, after, run, max_tokens_per_failed, input_per_failed):
+    """Decide whether other traffic may have moved the counters during a run.
+
+    Returns (polluted, reasons): polluted is None when /metrics could not be read.
+    """
+    if before is None or after is None:
+        return None, []
+    reasons = []
+    reason = busy_reason(before)
+    if reason:
+        reasons.append(reason)
+    failed = run.get('failed') or 0
+    checks = (
+        ('generation_tokens', run.get('total_output_tokens') or 0, failed * max_tokens_per_failed, 'generated tokens'),
+        ('prompt_tokens', run.get('total_input_tokens'), failed * input_per_failed, 'prompt tokens'),
+        ('request_success', run.get('completed') or 0, failed, 'finished requests'),
+    )
+    for key, ours, slack, label in checks:
+        if ours is None or before.get(key) is None or after.get(key) is None:
+            continue
+        delta = after[key] - before[key]
+        if delta > ours + slack + 0.5:
+            reasons.append('the server counted %d %s during the run, this run accounts for %d'
+                           % (_int(delta), label, ours))
+    return bool(reasons), reasons
+
+
+# --------------------------------------------------------------------------------------------
+# Workload
+# --------------------------------------------------------------------------------------------
+
+def prompt_set_id(texts):
+    """sha256 hex of the JSON array of prompt texts, in send order."""
+    data = json.dumps(list(texts), ensure_ascii=False, separators=(',', ':'))
+    return hashlib.sha256(data.encode('utf-8')).hexdigest()
+
+
+def parse_prompts_jsonl(text, source):
+    """Parse a prompts file: one JSON object per line with "prompt" (str) and optional "output_len" (int >= 1).
+
+    Blank lines are skipped. Returns [(prompt, output_len or None)]. Raises BenchmarkError
+    naming the file and line.
+    """
+    prompts = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as exc:
+            raise BenchmarkError('prompts_file %s line %d is not valid JSON (%s); each line must be an object such as '
+                                 '{"prompt": "...", "output_len": 128}' % (source, number, exc))
+        if not isinstance(obj, dict):
+            raise BenchmarkError('prompts_file %s line %d is a JSON %s, not an object with a "prompt" key'
+                                 % (source, number, type(obj).__name__))
+        prompt = obj.get('prompt')
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise BenchmarkError('prompts_file %s line %d has no non-empty string "prompt"' % (source, number))
+        out = obj.get('output_len')
+        if out is not None and (isinstance(out, bool) or not isinstance(out, int) or out < 1):
+            raise BenchmarkError('prompts_file %s line %d: output_len must be an integer >= 1; got %r' % (source, number, out))
+        unknown = sorted(set(obj) - set(('prompt', 'output_len')))
+        if unknown:
+            raise BenchmarkError('prompts_file %s line %d has unknown keys %s; allowed: prompt, output_len'
+                                 % (source, number, ', '.join(unknown)))
+        prompts.append((prompt, out))
+    if not prompts:
+        raise BenchmarkError('prompts_file %s holds no prompts (expected one JSON object per line)' % (source,))
+    return prompts
+
+
+def fit_token_ids(tokenizer, ids, target, rng, vocab_size, max_retry=10):
+    """vLLM's gen_prompt_decode_to_target_len over the server's tokenizer.
+
+    Decode ``ids`` to text, re-encode, then pad with random ids or truncate until the
+    re-encoded text has ``target`` tokens (at most ``max_retry`` adjustments).
+    Returns (text, token_count).
+    """
+    remain = max_retry
+    while True:
+        text = tokenizer.detokenize(ids)
+        ids = tokenizer.tokenize(text)
+        if remain <= 0 or len(ids) == target:
+            break
+        if len(ids) < target:
+            ids = ids + [rng.randrange(vocab_size) for _i in range(target - len(ids))]
+        else:
+            ids = ids[:target]
+        remain -= 1
+    return text, len(ids)
+
+
+def random_prompt(rng, index, target, tokenizer=None, vocab_size=None, words=None):
+    """One prompt of vLLM's random dataset: a run of consecutive token ids from a random offset.
+
+    With a tokenizer: (offset + index + j) % vocab_size for j < target, decoded and fitted to
+    ``target`` tokens. Without: ``target / TOKENS_PER_WORD`` random words (approximate).
+    Returns (text, token_count or None).
+    """
+    if tokenizer is not None:
+        offset = rng.randrange(vocab_size)
+        ids = [(offset + index + j) % vocab_size for j in range(target)]
+        return fit_token_ids(tokenizer, ids, target, rng, vocab_size)
+    count = max(1, int(round(target / TOKENS_PER_WORD)))
+    return ' '.join(rng.choice(words) for _i in range(count)), None
+
+
+def builtin_prompt(rng, task, context, target, tokenizer=None, max_retry=10):
+    """A realistic prompt of ``target`` tokens: other prompts as context, then ``task`` at the end.
+
+    Context texts are prepended (separated by blank lines) until the text is long enough,
+    then the text is cut from the front to ``target`` tokens, so the task and its answer cue
+    stay intact whenever they fit. Without a tokenizer the same is done on words
+    (``target / TOKENS_PER_WORD`` words; approximate). Returns (text, token_count or None).
+    """
+    pool = list(context)
+    rng.shuffle(pool)
+    if tokenizer is None:
+        want = max(1, int(round(target / TOKENS_PER_WORD)))
+        words = task.split()
+        i = 0
+        while len(words) < want and pool:
+            words = pool[i % len(pool)].split() + words
+            i += 1
+        return ' '.join(words[-want:]), None
+    text = task
+    ids = tokenizer.tokenize(text)
+    chars_per_token = max(1.0, len(text) / max(1, len(ids)))
+    i = 0
+    for _attempt in range(max_retry + 1):
+        if len(ids) < target:
+            need_chars = (target - len(ids)) * chars_per_token * 1.2 + 64
+            added = 0
+            while added < need_chars and pool:
+                piece = pool[i % len(pool)]
+                i += 1
+                text = piece + '\n\n' + text
+                added += len(piece) + 2
+            ids = tokenizer.tokenize(text)
+            if len(ids) < target:
+                continue
+        if len(ids) == target:
+            break
+        text = tokenizer.detokenize(ids[-target:])
+        ids = tokenizer.tokenize(text)
+        if len(ids) == target:
+            break
+    return text, len(ids)
+
+
+def probe_vocab_size(is_token, known, limit=1 << 24):
+    """Size of the id range [0, n) that decodes to text, found by doubling then bisection.
+
+    ``is_token(id)`` says whether an id decodes to text; ``known`` is an id that does (from
+    tokenizing a sample). Tokenizers put special and padding ids at the top of the range,
+    where they decode to nothing, so the answer is the regular vocabulary (an estimate when
+    a tokenizer has undecodable ids in the middle of its range).
+    """
+    lo = max(0, int(known))
+    hi = max(2 * lo, lo + 1, 2)
+    while is_token(hi):
+        lo = hi
+        if hi >= limit:
+            return hi + 1
+        hi = min(hi * 2, limit)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if is_token(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo + 1
+
+
+# --------------------------------------------------------------------------------------------
+# The result
+# --------------------------------------------------------------------------------------------
+
+IDENTITY_KEYS = ('sku', 'generation', 'product_line', 'variant', 'l4t', 'jetpack', 'power_mode')
+
+
+def identity_warnings(identity):
+    """Warnings about the device state: a known power mode that is not MAXN/MAXN_*."""
+    identity = identity or {}
+    mode = identity.get('power_mode')
+    not_max = identity.get('max_performance') is False
+    if mode and identity.get('max_performance') is None:
+        not_max = not (mode == 'MAXN' or mode.startswith('MAXN_'))
+    if mode and not_max:
+        return ['The Jetson power mode is %s, not MAXN/MAXN_*: results are not comparable with MAXN figures '
+                '(set the maximum mode with nvpmodel -m before benchmarking).' % (mode,)]
+    return []
+
+
+def assemble(p, identity, model, vllm_version, set_id, runs, warnings):
+    """The ``benchmark`` result (the Jetson benchmark contract, extended)."""
+    identity = identity or {}
+    result = {
+        'skill': SKILL,
+        'runtime': 'vllm',
+        'model': model,
+        'endpoint': p['endpoint'],
+        'container': p.get('container'),
+        'vllm_version': vllm_version,
+        'config': {
+            'input_len': p['input_len'],
+            'output_len': p['output_len'],
+            'num_prompts': p['num_prompts'],
+            'warmup_prompts': p['warmup_prompts'],
+            'dataset': p['dataset'],
+            'prompt_set_id': set_id,
+            'concurrency': list(p['concurrency']),
+            'temperature': p.get('temperature'),
+            'ignore_eos': bool(p.get('ignore_eos')),
+            'seed': p['seed'],
+        },
+        'runs': runs,
+        'warnings': list(warnings),
+    }
+    for key in IDENTITY_KEYS:
+        result[key] = identity.get(key)
+    return result
+
+
+def render(benchmark):
+    """The output_file content: sorted keys, indent 2, trailing newline."""
+    return json.dumps(benchmark, sort_keys=True, indent=2) + '\n'

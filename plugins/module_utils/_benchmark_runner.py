@@ -1,0 +1,472 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, jetson_llm.vllm maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Runs the vllm_benchmark workload against a live server (private to this collection).
+
+Standard library only: one thread per concurrent request slot pulling from a shared list
+(vLLM's semaphore over the request list), one keep-alive http.client connection per slot
+(like aiohttp's connector), perf_counter() taken just before each POST and for every
+received chunk of the SSE stream. The metric definitions live in _benchmark.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import http.client
+import json
+import random
+import sys
+import threading
+import time
+
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _benchmark as bm
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _prompts
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._http import (
+    Endpoint, EndpointError, connection_is_stale, describe_exception, error_detail)
+
+#: Errors of a keep-alive connection the server closed while it was idle.
+_STALE_ERRORS = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
+
+COMPLETIONS = '/v1/completions'
+READ_SIZE = 65536
+#: Thread switch interval while timing (seconds); Python's default 5 ms would let a busy
+#: thread delay another thread's timestamps.
+SWITCH_INTERVAL = 0.0005
+
+
+# --------------------------------------------------------------------------------------------
+# Preflight
+# --------------------------------------------------------------------------------------------
+
+def _unusable(endpoint, exc, what):
+    if exc.status in (401, 403):
+        if endpoint.api_key:
+            return ('The vLLM endpoint %s rejected the api_key given (HTTP %d on %s): set api_key to the key the server '
+                    'was started with (--api-key or VLLM_API_KEY).' % (endpoint.base_url, exc.status, what))
+        return ('The vLLM endpoint %s requires an API key (HTTP %d on %s): set api_key to the key the server was started '
+                'with (--api-key or VLLM_API_KEY).' % (endpoint.base_url, exc.status, what))
+    if exc.status is not None:
+        return ('The vLLM endpoint %s cannot be benchmarked: %s. Is it a vLLM OpenAI-compatible server (vllm serve)?'
+                % (endpoint.base_url, exc))
+    return 'Cannot reach the vLLM endpoint %s: %s.' % (endpoint.base_url, exc)
+
+
+def preflight(endpoint, model):
+    """Check the server and pick the model. Returns {model, max_model_len, vllm_version, models}."""
+    try:
+        listing = endpoint.get_json('/v1/models')
+    except EndpointError as exc:
+        raise bm.BenchmarkError(_unusable(endpoint, exc, 'GET /v1/models'))
+    data = listing.get('data') if isinstance(listing, dict) else None
+    cards = [m for m in (data or []) if isinstance(m, dict) and m.get('id')]
+    if not cards:
+        raise bm.BenchmarkError('The vLLM endpoint %s lists no model on GET /v1/models (answer: %.200s); is the server '
+                                'still starting?' % (endpoint.base_url, json.dumps(listing)))
+    ids = [m['id'] for m in cards]
+    chosen = model if model else ids[0]
+    if chosen not in ids:
+        raise bm.BenchmarkError('Model %r is not served by the vLLM endpoint %s; it serves: %s. Set model to one of '
+                                'these ids (the --served-model-name), or leave it unset for the first one.'
+                                % (chosen, endpoint.base_url, ', '.join(ids)))
+    card = cards[ids.index(chosen)]
+    max_model_len = card.get('max_model_len')
+    version = None
+    try:
+        answer = endpoint.get_json('/version')
+        if isinstance(answer, dict) and answer.get('version'):
+            version = '%s' % answer['version']
+    except EndpointError:
+        version = None
+    return {'model': chosen, 'models': ids, 'vllm_version': version,
+            'max_model_len': max_model_len if isinstance(max_model_len, int) else None}
+
+
+# --------------------------------------------------------------------------------------------
+# The server's tokenizer
+# --------------------------------------------------------------------------------------------
+
+class ServerTokenizer:
+    """vLLM's /tokenize and /detokenize endpoints for one model (one keep-alive connection)."""
+
+    def __init__(self, endpoint, model):
+        self.endpoint = endpoint
+        self.model = model
+        self.calls = 0
+        self._conn = None
+
+    def _post(self, path, body):
+        self.calls += 1
+        if self._conn is None or connection_is_stale(self._conn):
+            self.close()
+            self._conn = self.endpoint.connect()
+        try:
+            return self.endpoint.post_json(path, body, conn=self._conn)
+        except EndpointError:
+            self.close()
+            raise
+
+    def tokenize(self, text, add_special_tokens=False):
+        answer = self._post('/tokenize', {'model': self.model, 'prompt': text, 'add_special_tokens': add_special_tokens})
+        tokens = answer.get('tokens') if isinstance(answer, dict) else None
+        if not isinstance(tokens, list):
+            raise EndpointError('POST %s/tokenize answered without a "tokens" list' % self.endpoint.base_url)
+        return tokens
+
+    def detokenize(self, ids):
+        answer = self._post('/detokenize', {'model': self.model, 'tokens': list(ids)})
+        text = answer.get('prompt') if isinstance(answer, dict) else None
+        if not isinstance(text, str):
+            raise EndpointError('POST %s/detokenize answered without a "prompt" string' % self.endpoint.base_url)
+        return text
+
+    def is_token(self, token_id):
+        """True when the id decodes to some text (a regular, in-vocabulary token)."""
+        try:
+            return bool(self.detokenize([token_id]))
+        except EndpointError as exc:
+            if exc.status is not None:
+                return False
+            raise
+
+    def close(self):
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+SAMPLE_TEXT = ('The quick brown fox jumps over the lazy dog while engineers benchmark speculative decoding on a small '
+               'Jetson board; 0123456789 ({[<>]}) !?')
+
+
+def probe_tokenizer(endpoint, model):
+    """Find out whether /tokenize works; returns (ServerTokenizer or None, info dict).
+
+    info: num_special (tokens the tokenizer adds, e.g. BOS), vocab_size (the id range that
+    decodes to text, found with /detokenize), reason (why there is no tokenizer).
+    """
+    tok = ServerTokenizer(endpoint, model)
+    try:
+        with_special = tok.tokenize(SAMPLE_TEXT, add_special_tokens=True)
+        plain = tok.tokenize(SAMPLE_TEXT, add_special_tokens=False)
+    except EndpointError as exc:
+        tok.close()
+        if exc.status is None:
+            raise bm.BenchmarkError('Cannot reach the vLLM endpoint %s: %s.' % (endpoint.base_url, exc))
+        return None, {'reason': '%s' % exc, 'num_special': 0, 'vocab_size': None}
+    if not plain:
+        tok.close()
+        return None, {'reason': '/tokenize returned no tokens for a sample text', 'num_special': 0, 'vocab_size': None}
+    num_special = max(0, len(with_special) - len(plain))
+    try:
+        vocab = bm.probe_vocab_size(tok.is_token, max(plain))
+    except EndpointError as exc:
+        tok.close()
+        raise bm.BenchmarkError('Cannot reach the vLLM endpoint %s while probing its tokenizer: %s.' % (endpoint.base_url, exc))
+    return tok, {'reason': None, 'num_special': num_special, 'vocab_size': vocab}
+
+
+# --------------------------------------------------------------------------------------------
+# Workload
+# --------------------------------------------------------------------------------------------
+
+def build_prompts(p, c, phase, count, tok, tokinfo, file_prompts):
+    """Prompts [(text, max_tokens)] for concurrency ``c`` and ``phase`` ('measured' or 'warmup').
+
+    Seeded by (seed, dataset, c, phase) so a concurrency level gets the same prompts whatever
+    other levels are run, and warm-up prompts never repeat measured ones (prefix caching).
+    """
+    out_len = p['output_len']
+    if p['dataset'] == 'file':
+        # measured prompts start at the first line; warm-ups use the lines before it, cyclically
+        start = 0 if phase == 'measured' else (-count) % len(file_prompts)
+        chosen = [file_prompts[(start + i) % len(file_prompts)] for i in range(count)]
+        return [(text, n or out_len) for text, n in chosen]
+    rng = random.Random('%s:%s:%d:%s' % (p['seed'], p['dataset'], c, phase))
+    target = p['input_len'] - tokinfo['num_special']
+    prompts = []
+    if p['dataset'] == 'random':
+        words = None if tok is not None else _prompts.words()
+        for i in range(count):
+            text, _n = bm.random_prompt(rng, i, target, tok, tokinfo['vocab_size'], words)
+            prompts.append((text, out_len))
+        return prompts
+    entries = _prompts.texts()
+    order = list(range(len(entries)))
+    rng.shuffle(order)
+    for i in range(count):
+        task_index = order[i % len(order)]
+        context = [entries[j] for j in order if j != task_index]
+        text, _n = bm.builtin_prompt(rng, entries[task_index], context, target, tok)
+        prompts.append((text, out_len))
+    return prompts
+
+
+def request_body(p, model, prompt, max_tokens):
+    """The /v1/completions body, as vllm bench serve sends it."""
+    body = {'model': model, 'prompt': prompt, 'repetition_penalty': 1.0, 'max_tokens': max_tokens,
+            'stream': True, 'stream_options': {'include_usage': True}}
+    if p.get('ignore_eos'):
+        body['ignore_eos'] = True
+    if p.get('temperature') is not None:
+        body['temperature'] = p['temperature']
+    return json.dumps(body).encode('utf-8')
+
+
+# --------------------------------------------------------------------------------------------
+# Streaming and load
+# --------------------------------------------------------------------------------------------
+
+class Slot:
+    """One concurrent request slot and its keep-alive connection."""
+
+    def __init__(self):
+        self.conn = None
+
+    def drop(self):
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            except Exception:  # pylint: disable=broad-except
+                pass
+            self.conn = None
+
+
+def stream_completion(endpoint, slot, body, headers):
+    """Send one streamed completion on the slot's connection; return its RequestRecord."""
+    if slot.conn is not None and connection_is_stale(slot.conn):
+        slot.drop()
+    rec = bm.RequestRecord(time.perf_counter())
+    resp = None
+    for attempt in (0, 1):
+        reused = slot.conn is not None
+        try:
+            if slot.conn is None:
+                slot.conn = endpoint.connect()
+            slot.conn.request('POST', COMPLETIONS, body=body, headers=headers)
+            resp = slot.conn.getresponse()
+            break
+        except _STALE_ERRORS as exc:
+            slot.drop()
+            if reused and attempt == 0:
+                continue  # the server closed an idle keep-alive connection: reconnect once
+            return rec.fail(endpoint.scrub('POST %s failed: %s' % (COMPLETIONS, describe_exception(exc))))
+        except (OSError, http.client.HTTPException) as exc:
+            slot.drop()
+            return rec.fail(endpoint.scrub('POST %s failed: %s%s' % (
+                COMPLETIONS, describe_exception(exc), _timeout_hint(endpoint, exc))))
+    if resp.status != 200:
+        try:
+            data = resp.read()
+        except (OSError, http.client.HTTPException):
+            data = b''
+            slot.drop()
+        if resp.will_close:
+            slot.drop()
+        detail = error_detail(data)
+        return rec.fail(endpoint.scrub('HTTP %d %s from POST %s%s' % (
+            resp.status, resp.reason, COMPLETIONS, (': ' + detail) if detail else '')))
+    try:
+        read1 = resp.read1
+        perf = time.perf_counter
+        feed = rec.feed
+        while True:
+            data = read1(READ_SIZE)
+            t = perf()
+            if not data:
+                break
+            feed(data, t)
+        rec.finish()
+    except bm.StreamError as exc:
+        slot.drop()
+        return rec.fail(endpoint.scrub('%s' % exc))
+    except (OSError, http.client.HTTPException) as exc:
+        slot.drop()
+        return rec.fail(endpoint.scrub('reading the stream of POST %s failed: %s%s' % (
+            COMPLETIONS, describe_exception(exc), _timeout_hint(endpoint, exc))))
+    if resp.will_close:
+        slot.drop()
+    return rec
+
+
+def _timeout_hint(endpoint, exc):
+    if 'timed out' in describe_exception(exc):
+        return ' (no data for request_timeout=%ss)' % (endpoint.timeout,)
+    return ''
+
+
+def run_requests(endpoint, slots, bodies, concurrency):
+    """Run ``bodies`` with at most ``concurrency`` in flight; return (records, duration_s).
+
+    The duration runs from just before the first request to the end of the last one.
+    """
+    records = [None] * len(bodies)
+    headers = endpoint.headers(json_body=True)
+    lock = threading.Lock()
+    indexes = iter(range(len(bodies)))
+    go = threading.Event()
+
+    def worker(slot):
+        go.wait()
+        while True:
+            with lock:
+                i = next(indexes, None)
+            if i is None:
+                return
+            try:
+                records[i] = stream_completion(endpoint, slot, bodies[i], headers)
+            except Exception as exc:  # pylint: disable=broad-except
+                slot.drop()
+                records[i] = bm.RequestRecord(time.perf_counter()).fail('internal error: %s' % endpoint.scrub(describe_exception(exc)))
+
+    threads = [threading.Thread(target=worker, args=(slots[k],)) for k in range(min(concurrency, len(bodies)))]
+    for thread in threads:
+        thread.daemon = True
+        thread.start()
+    start = time.perf_counter()
+    go.set()
+    for thread in threads:
+        thread.join()
+    duration = time.perf_counter() - start
+    for i, rec in enumerate(records):
+        if rec is None:
+            records[i] = bm.RequestRecord(start).fail('internal error: the request was never run')
+    return records, duration
+
+
+# --------------------------------------------------------------------------------------------
+# /metrics
+# --------------------------------------------------------------------------------------------
+
+def scrape(endpoint):
+    """(snapshot, None) or (None, reason) from GET /metrics."""
+    try:
+        text = endpoint.get_text('/metrics')
+    except EndpointError as exc:
+        return None, '%s' % exc
+    return bm.snapshot(bm.parse_prometheus(text)), None
+
+
+def scrape_before(endpoint, attempts=10, pause=0.1):
+    """Scrape before a run; wait briefly while requests (e.g. our warm-ups) are still in flight."""
+    snap, reason = scrape(endpoint)
+    for _i in range(attempts):
+        if snap is None or bm.busy_reason(snap) is None:
+            break
+        time.sleep(pause)
+        snap, reason = scrape(endpoint)
+    return snap, reason
+
+
+def scrape_after(endpoint, before, run, attempts=40, pause=0.05):
+    """Scrape after a run; re-scrape briefly until the counters include this run's tokens."""
+    snap, reason = scrape(endpoint)
+    for _i in range(attempts):
+        if snap is None or bm.counters_settled(before, snap, run):
+            break
+        time.sleep(pause)
+        snap, reason = scrape(endpoint)
+    return snap, reason
+
+
+# --------------------------------------------------------------------------------------------
+# The whole benchmark
+# --------------------------------------------------------------------------------------------
+
+def summary_line(run):
+    def num(value, fmt):
+        return 'n/a' if value is None else fmt % value
+    text = 'c=%d: %s tok/s, TPOT p50 %s ms, TTFT p50 %s ms, ITL p50 %s ms, %d/%d ok' % (
+        run['concurrency'], num(run['throughput_tok_s'], '%.1f'), num(run['tpot_ms_p50'], '%.2f'),
+        num(run['ttft_ms_p50'], '%.1f'), num(run['itl_ms_p50'], '%.2f'), run['completed'], run['completed'] + run['failed'])
+    spec = run.get('spec_decode')
+    if spec:
+        text += ', acceptance %.1f%% (length %.2f)' % (spec['acceptance_rate'] * 100, spec['acceptance_length'])
+    return text
+
+
+def run_benchmark(p, identity, file_prompts=None, log=None):
+    """Run the benchmark described by validated options ``p``.
+
+    Returns (benchmark, failure): failure is None or the sentence to fail the module with
+    (the benchmark then holds the runs measured so far). Raises BenchmarkError when the
+    endpoint cannot be benchmarked at all (preflight).
+    """
+    endpoint = Endpoint(p['endpoint'], p.get('api_key'), p['request_timeout'])
+    info = preflight(endpoint, p.get('model'))
+    model = info['model']
+    warnings = bm.option_warnings(p) + bm.identity_warnings(identity)
+    max_len = info['max_model_len']
+    if p['dataset'] != 'file' and max_len and p['input_len'] + p['output_len'] > max_len:
+        raise bm.BenchmarkError('input_len %d + output_len %d = %d tokens exceeds the max_model_len %d of model %r on %s; '
+                                'lower input_len/output_len or start vLLM with a larger --max-model-len.'
+                                % (p['input_len'], p['output_len'], p['input_len'] + p['output_len'], max_len, model,
+                                   endpoint.base_url))
+    tok, tokinfo = None, {'num_special': 0, 'vocab_size': None, 'reason': None}
+    if p['dataset'] != 'file':
+        tok, tokinfo = probe_tokenizer(endpoint, model)
+        if tok is None:
+            warnings.append('The server has no usable /tokenize endpoint (%s): prompt lengths are approximate '
+                            '(about %.1f tokens per word); the real counts are in total_input_tokens.'
+                            % (tokinfo['reason'], bm.TOKENS_PER_WORD))
+        elif p['input_len'] - tokinfo['num_special'] < 1:
+            raise bm.BenchmarkError('input_len %d leaves no room for text: the tokenizer of %r adds %d special token(s); '
+                                    'use input_len > %d.' % (p['input_len'], model, tokinfo['num_special'], tokinfo['num_special']))
+    slots = [Slot() for _i in range(max(p['concurrency']))]
+    runs = []
+    measured_texts = []
+    failure = None
+    metrics_warned = False
+    old_interval = sys.getswitchinterval()
+    try:
+        workloads = []
+        for c in p['concurrency']:
+            warm = build_prompts(p, c, 'warmup', p['warmup_prompts'], tok, tokinfo, file_prompts)
+            measured = build_prompts(p, c, 'measured', p['num_prompts'], tok, tokinfo, file_prompts)
+            workloads.append((c, warm, measured))
+            measured_texts.extend(text for text, _n in measured)
+        if tok is not None:
+            tok.close()
+        sys.setswitchinterval(SWITCH_INTERVAL)
+        for c, warm, measured in workloads:
+            if log:
+                log('vllm_benchmark: concurrency %d: %d warm-up + %d measured requests' % (c, len(warm), len(measured)))
+            if warm:
+                wrecs, _d = run_requests(endpoint, slots, [request_body(p, model, t, n) for t, n in warm], c)
+                wfailed = [r for r in wrecs if not r.success]
+                if wfailed:
+                    warnings.append('concurrency %d: %d of %d warm-up requests failed (discarded); first error: %s'
+                                    % (c, len(wfailed), len(wrecs), wfailed[0].error))
+            before, why = scrape_before(endpoint)
+            records, duration = run_requests(endpoint, slots, [request_body(p, model, t, n) for t, n in measured], c)
+            run = bm.summarize_run(records, duration, c)
+            after, why_after = scrape_after(endpoint, before, run) if before is not None else (None, why)
+            if (before is None or after is None) and not metrics_warned:
+                metrics_warned = True
+                warnings.append('The server metrics could not be read (%s): spec_decode and metrics_polluted are null.'
+                                % (why or why_after))
+            run['spec_decode'] = bm.spec_decode_delta(before, after)
+            max_out = max(n for _t, n in measured)
+            polluted, reasons = bm.pollution(before, after, run, max_out, p['input_len'])
+            run['metrics_polluted'] = polluted
+            if polluted:
+                warnings.append('concurrency %d: other traffic may have polluted the server counters (spec_decode and '
+                                'the pollution check come from /metrics): %s.' % (c, '; '.join(reasons)))
+            run['prompt_set_id'] = bm.prompt_set_id(t for t, _n in measured)
+            warnings.extend(bm.run_warnings(run, p['input_len'], p['output_len'], p.get('ignore_eos'),
+                                            p['dataset'] != 'file'))
+            runs.append(run)
+            total = run['completed'] + run['failed']
+            if total and run['failed'] / total > p['max_failed_ratio']:
+                failure = ('%d of %d requests to the vLLM endpoint %s failed at concurrency %d, more than max_failed_ratio %s '
+                           'allows; first error: %s' % (run['failed'], total, endpoint.base_url, c, p['max_failed_ratio'],
+                                                        run['errors'][0] if run['errors'] else 'unknown'))
+                break
+    finally:
+        sys.setswitchinterval(old_interval)
+        for slot in slots:
+            slot.drop()
+        if tok is not None:
+            tok.close()
+    benchmark = bm.assemble(p, identity, model, info['vllm_version'], bm.prompt_set_id(measured_texts), runs,
+                            warnings)
+    return benchmark, failure
