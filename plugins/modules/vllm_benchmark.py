@@ -1,0 +1,551 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, jetson_llm.vllm maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: vllm_benchmark
+short_description: Benchmark a vLLM OpenAI-compatible server from the Jetson it runs on, with vLLM's own metric definitions
+version_added: 0.1.0
+description:
+  - Sends streamed completions to a vLLM server at each O(concurrency) level and reports TTFT, ITL, TPOT, end-to-end latency and
+    throughput exactly as C(vllm bench serve) defines them, plus speculative-decoding acceptance read from the server's C(/metrics).
+  - Runs on the target with the Python standard library only (threads and C(http.client)); no container, no pip package.
+  - "Per concurrency level: O(warmup_prompts) warm-up requests (discarded), a C(/metrics) scrape, O(num_prompts) measured requests
+    with at most O(concurrency) in flight (like C(vllm bench serve --max-concurrency)), another C(/metrics) scrape."
+  - "Definitions (vLLM v0.32 C(vllm/benchmarks/serve.py)): TTFT is the time from just before the request to the first SSE message
+    carrying choices; ITL is the time between such messages (per chunk, not per token: with speculation one chunk can carry several
+    tokens); E2EL is the time to the last such message; TPOT = (E2EL - TTFT) / (output tokens - 1) for requests with more than one
+    output token; output tokens come from C(usage.completion_tokens); duration runs from just before the first measured request to the
+    end of the last; throughput = output tokens / duration; percentiles use linear interpolation (numpy's default)."
+  - Prompts are sized to O(input_len) tokens with the server's C(/tokenize) and C(/detokenize) endpoints (vLLM serves both). Without
+    them lengths are approximate and a warning says so. The real prompt token counts (C(usage.prompt_tokens)) are always recorded.
+  - Never reports a number it did not measure. A metric without data is null, never 0.
+  - The result is the JSON contract of NVIDIA's Jetson benchmark wrapper for vLLM (C(runtime), C(model), C(sku)... C(runs), C(warnings)),
+    extended with more statistics, request counts, errors, speculative-decoding stats, the vLLM version and the Jetson identity
+    (from M(jetson_llm.vllm.jetson_facts) logic; null off-Jetson).
+author:
+  - jetson_llm.vllm maintainers (@jetson-llm)
+extends_documentation_fragment:
+  - jetson_llm.vllm.endpoint
+options:
+  model:
+    description:
+      - The served model id to benchmark (C(--served-model-name)). It must be listed by C(GET /v1/models).
+      - Default is the first model the server lists.
+    type: str
+  concurrency:
+    description:
+      - Concurrency levels to measure, in this order. Each level is measured separately.
+      - Positive integers, each given once.
+    type: list
+    elements: int
+    default: [1, 8]
+  num_prompts:
+    description: Measured requests per concurrency level.
+    type: int
+    default: 50
+  warmup_prompts:
+    description:
+      - Warm-up requests per concurrency level, sent at that concurrency just before the measured ones and discarded.
+      - Warm-up prompts differ from the measured ones so the server's prefix cache cannot serve measured prompts.
+    type: int
+    default: 10
+  input_len:
+    description:
+      - Prompt length in tokens, as the server counts it (special tokens such as BOS included). Not used with O(dataset=file).
+    type: int
+    default: 2048
+  output_len:
+    description:
+      - Tokens to generate per request (C(max_tokens)). With O(dataset=file) a line's C(output_len) overrides it.
+      - TPOT needs at least 2.
+    type: int
+    default: 128
+  dataset:
+    description:
+      - Where the prompts come from.
+      - C(builtin) is a realistic prompt set shipped in this collection (chat, code, summarisation, question answering); every prompt
+        ends with one task and is filled up to O(input_len) tokens with other prompts of the set as context. Use it to judge
+        speculative decoding, whose acceptance depends on natural text.
+      - C(random) works like vLLM's random dataset (C(vllm bench serve --dataset-name random)), with runs of consecutive token ids
+        from a random offset, decoded by the server's tokenizer. Draft models and EAGLE heads accept unrealistically few tokens on it.
+      - C(file) reads O(prompts_file).
+      - Prompts are seeded by O(seed), the dataset and the concurrency level, so a level gets the same prompts in every run.
+    type: str
+    choices: [builtin, random, file]
+    default: builtin
+  prompts_file:
+    description:
+      - JSONL file on the target for O(dataset=file), one object per line with a C(prompt) string and an optional C(output_len)
+        integer. Blank lines are skipped.
+      - Lines are used in order and repeated when O(num_prompts) is larger; warm-ups take the lines before them cyclically.
+      - Required with O(dataset=file), not allowed otherwise.
+    type: path
+  temperature:
+    description:
+      - Sampling temperature sent with every request. C(0) is greedy decoding.
+      - Unset means the server's default (from the model's generation config).
+    type: float
+  ignore_eos:
+    description:
+      - Ask vLLM to ignore the end-of-sequence token so every request generates exactly the tokens asked for, as the Jetson
+        benchmark wrapper does. Without it runs are not comparable token for token.
+    type: bool
+    default: true
+  seed:
+    description: Seed of the prompt generator (C(builtin) and C(random) datasets).
+    type: int
+    default: 0
+  max_failed_ratio:
+    description:
+      - Largest fraction of failed measured requests per concurrency level that is tolerated, from C(0) to C(1).
+      - When a level has more failures the module fails (the partial result is returned in RV(benchmark)) and no further level is run.
+    type: float
+    default: 0
+  container:
+    description: A label recorded in the result as C(container), for example the vLLM image the server runs in.
+    type: str
+  output_file:
+    description:
+      - Also write the RV(benchmark) result as JSON (sorted keys, indented) to this file on the target, mode C(0644), atomically.
+      - Missing parent directories are created (mode C(0755)). The module checks that the file can be written before it starts
+        measuring, and reports a change only when the file content changes.
+    type: path
+attributes:
+  check_mode:
+    support: full
+    description: In check mode the options and O(prompts_file) are validated, no request is sent and nothing is written.
+  diff_mode:
+    support: full
+    description: Shows the change of O(output_file).
+  idempotent:
+    support: none
+    description: Every run measures anew; O(output_file) is rewritten when the figures differ, which they almost always do.
+notes:
+  - vLLM's C(/metrics) counters are global. When other clients use the server during a run, RV(benchmark.runs[].metrics_polluted)
+    is true and a warning explains why; speculative-decoding stats of that run then include foreign requests.
+  - HTTP errors, timeouts, malformed or truncated streams (no C(data [DONE]) or no usage chunk) make a request fail; failed requests
+    are counted in RV(benchmark.runs[].failed) and excluded from every metric.
+  - Other tools name latencies differently. GuideLLM and NVIDIA AIPerf report an inter-token latency per token that matches vLLM's
+    TPOT; their per-chunk figures match vLLM's ITL.
+seealso:
+  - module: jetson_llm.vllm.jetson_facts
+  - name: vLLM benchmark CLI (vllm bench serve)
+    description: The reference these metric definitions follow.
+    link: https://docs.vllm.ai/en/latest/cli/bench/serve.html
+'''
+
+EXAMPLES = r'''
+- name: Benchmark the local vLLM server with the defaults (concurrency 1 and 8, 2048 in / 128 out, builtin prompts)
+  jetson_llm.vllm.vllm_benchmark:
+  register: bench
+
+- name: Show the summary
+  ansible.builtin.debug:
+    msg: "{{ bench.msg }}"
+
+- name: Greedy decoding at concurrency 1, keep the JSON on the device
+  jetson_llm.vllm.vllm_benchmark:
+    endpoint: http://127.0.0.1:8000
+    model: llama-3.2-3b
+    api_key: "{{ vllm_api_key }}"
+    concurrency: [1]
+    temperature: 0
+    container: dustynv/vllm:0.20-r36.4
+    output_file: /var/lib/jetson_llm/bench-baseline.json
+
+- name: Your own prompts
+  jetson_llm.vllm.vllm_benchmark:
+    dataset: file
+    prompts_file: /opt/prompts/support-chats.jsonl
+    num_prompts: 100
+    concurrency: [1, 4]
+'''
+
+RETURN = r'''
+msg:
+  description: One summary per concurrency level (or what check mode did).
+  returned: always
+  type: str
+  sample: "c=1: 41.3 tok/s, TPOT p50 23.61 ms, TTFT p50 310.2 ms, ITL p50 23.60 ms, 50/50 ok"
+benchmark:
+  description:
+    - The result, in the Jetson benchmark JSON contract extended with more fields. Unmeasured values are null.
+    - Also returned when the module fails because too many requests failed (the levels measured so far).
+  returned: success, and failure after the benchmark started
+  type: dict
+  contains:
+    skill:
+      description: Always C(jetson_llm.vllm.vllm_benchmark).
+      type: str
+      returned: always
+    runtime:
+      description: Always C(vllm).
+      type: str
+      returned: always
+    model:
+      description: The served model id benchmarked.
+      type: str
+      returned: always
+      sample: llama-3.2-3b
+    endpoint:
+      description: The server root URL.
+      type: str
+      returned: always
+      sample: http://127.0.0.1:8000
+    sku:
+      description: Jetson module label, for example C(Jetson AGX Orin 64GB); null off-Jetson.
+      type: str
+      returned: always
+    generation:
+      description: Jetson generation (C(thor), C(orin), C(xavier)); null off-Jetson.
+      type: str
+      returned: always
+    product_line:
+      description: Jetson product line, for example C(orin-agx); null off-Jetson.
+      type: str
+      returned: always
+    variant:
+      description: Jetson module variant, for example C(orin-agx-64gb); null off-Jetson.
+      type: str
+      returned: always
+    l4t:
+      description: L4T release, for example C(36.4.4); null when unknown or off-Jetson.
+      type: str
+      returned: always
+    jetpack:
+      description: JetPack release; null off-Jetson.
+      type: str
+      returned: always
+    power_mode:
+      description: nvpmodel power mode name; null when unknown or off-Jetson.
+      type: str
+      returned: always
+    container:
+      description: The O(container) label.
+      type: str
+      returned: always
+    vllm_version:
+      description: The server's version from C(GET /version); null when it does not answer.
+      type: str
+      returned: always
+      sample: 0.32.0
+    config:
+      description: The workload.
+      type: dict
+      returned: always
+      contains:
+        input_len:
+          description: O(input_len).
+          type: int
+          returned: always
+        output_len:
+          description: O(output_len).
+          type: int
+          returned: always
+        num_prompts:
+          description: O(num_prompts).
+          type: int
+          returned: always
+        warmup_prompts:
+          description: O(warmup_prompts).
+          type: int
+          returned: always
+        dataset:
+          description: O(dataset).
+          type: str
+          returned: always
+        prompt_set_id:
+          description:
+            - sha256 of the JSON array of all measured prompt texts (every level, in order). Equal ids mean identical workloads.
+          type: str
+          returned: always
+        concurrency:
+          description: O(concurrency).
+          type: list
+          elements: int
+          returned: always
+        temperature:
+          description: O(temperature); null for the server default.
+          type: float
+          returned: always
+        ignore_eos:
+          description: O(ignore_eos).
+          type: bool
+          returned: always
+        seed:
+          description: O(seed).
+          type: int
+          returned: always
+    runs:
+      description: One entry per concurrency level measured. Times in milliseconds, throughputs per second.
+      type: list
+      elements: dict
+      returned: always
+      contains:
+        concurrency:
+          description: Requests in flight at most.
+          type: int
+          returned: always
+        ttft_ms_p50:
+          description: Median time to first token.
+          type: float
+          returned: always
+        ttft_ms_p99:
+          description: 99th percentile of the time to first token.
+          type: float
+          returned: always
+        ttft_ms_mean:
+          description: Mean time to first token.
+          type: float
+          returned: always
+        itl_ms_p50:
+          description: Median inter-token latency (per streamed chunk).
+          type: float
+          returned: always
+        itl_ms_p99:
+          description: 99th percentile of the inter-token latency.
+          type: float
+          returned: always
+        itl_ms_mean:
+          description: Mean inter-token latency.
+          type: float
+          returned: always
+        tpot_ms_p50:
+          description: Median time per output token after the first.
+          type: float
+          returned: always
+        tpot_ms_p99:
+          description: 99th percentile of the time per output token.
+          type: float
+          returned: always
+        tpot_ms_mean:
+          description: Mean time per output token.
+          type: float
+          returned: always
+        e2e_latency_ms_p50:
+          description: Median end-to-end request latency.
+          type: float
+          returned: always
+        e2e_latency_ms_p99:
+          description: 99th percentile of the end-to-end latency.
+          type: float
+          returned: always
+        e2e_latency_ms_mean:
+          description: Mean end-to-end latency.
+          type: float
+          returned: always
+        throughput_tok_s:
+          description: Output tokens per second over the run's duration.
+          type: float
+          returned: always
+        request_throughput:
+          description: Completed requests per second.
+          type: float
+          returned: always
+        completed:
+          description: Measured requests that succeeded.
+          type: int
+          returned: always
+        failed:
+          description: Measured requests that failed (excluded from every metric).
+          type: int
+          returned: always
+        errors:
+          description: The first few distinct error messages.
+          type: list
+          elements: str
+          returned: always
+        duration_s:
+          description: Seconds from just before the first measured request to the end of the last.
+          type: float
+          returned: always
+        total_input_tokens:
+          description: Sum of C(usage.prompt_tokens) of the completed requests.
+          type: int
+          returned: always
+        total_output_tokens:
+          description: Sum of C(usage.completion_tokens) of the completed requests.
+          type: int
+          returned: always
+        spec_decode:
+          description:
+            - Speculative decoding during the run, from the server's C(vllm:spec_decode_*) counters (summed over engines).
+            - Null when the server does not speculate, its C(/metrics) cannot be read, or no token was drafted.
+          type: dict
+          returned: always
+          contains:
+            acceptance_rate:
+              description: Accepted draft tokens / draft tokens, a fraction from 0 to 1 (vLLM prints it as a percentage).
+              type: float
+            acceptance_length:
+              description: Mean tokens produced per target forward pass, 1 + accepted tokens / drafts.
+              type: float
+            draft_tokens:
+              description: Draft tokens proposed.
+              type: int
+            accepted_tokens:
+              description: Draft tokens accepted.
+              type: int
+            drafts:
+              description: Drafts (speculation steps).
+              type: int
+            per_position_acceptance:
+              description: For each draft position, the fraction of drafts whose token at that position was accepted.
+              type: list
+              elements: float
+        metrics_polluted:
+          description:
+            - True when other traffic may have moved the server's counters during the run (requests already in flight, or more
+              tokens or requests counted than this run accounts for); null when C(/metrics) could not be read.
+          type: bool
+          returned: always
+        prompt_set_id:
+          description: sha256 of this level's measured prompt texts.
+          type: str
+          returned: always
+    warnings:
+      description: Remarks about the measurement (also emitted as Ansible warnings).
+      type: list
+      elements: str
+      returned: always
+diff:
+  description: Before and after content of O(output_file) in diff mode.
+  returned: when O(output_file) changed in diff mode
+  type: dict
+'''
+
+import os
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.text.converters import to_bytes, to_native
+
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._benchmark import (
+    BenchmarkError, check_options, parse_prompts_jsonl, render)
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._benchmark_runner import run_benchmark, summary_line
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson import benchmark_identity, gather_facts
+
+
+def _read_prompts(module, path):
+    try:
+        with open(path, 'rb') as handle:
+            text = handle.read().decode('utf-8')
+    except (IOError, OSError) as exc:
+        module.fail_json(msg='Cannot read prompts_file %s: %s' % (path, to_native(exc.strerror or exc)))
+    except UnicodeDecodeError as exc:
+        module.fail_json(msg='prompts_file %s is not UTF-8 text (%s)' % (path, to_native(exc)))
+    try:
+        return parse_prompts_jsonl(text, path)
+    except BenchmarkError as exc:
+        module.fail_json(msg=to_native(exc))
+
+
+def _check_output_file(module, path):
+    """Fail early (before minutes of measuring) when output_file cannot be written."""
+    if os.path.isdir(path):
+        module.fail_json(msg='output_file %s is a directory; give a file path such as %s/benchmark.json' % (path, path.rstrip('/')))
+    parent = os.path.dirname(os.path.abspath(path)) or '/'
+    existing = parent
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        module.fail_json(msg='output_file %s cannot be created: %s is not a directory' % (path, existing))
+    if not os.access(existing, os.W_OK | os.X_OK):
+        module.fail_json(msg='output_file %s cannot be created: directory %s is not writable by this user' % (path, existing))
+
+
+def _write_output(module, path, content):
+    """Write ``content`` atomically with mode 0644 (creating missing directories, 0755); return (changed, diff)."""
+    before = None
+    if os.path.exists(path):
+        with open(path, 'rb') as handle:
+            before = handle.read().decode('utf-8', 'replace')
+    if before == content:
+        return False, None
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        os.makedirs(parent, 0o755)
+    fd, tmp = tempfile.mkstemp(prefix='.vllm_benchmark.', dir=parent)
+    try:
+        with os.fdopen(fd, 'wb') as handle:
+            handle.write(to_bytes(content))
+        os.chmod(tmp, 0o644)
+        module.atomic_move(tmp, path)
+        os.chmod(path, 0o644)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    diff = {'before': before or '', 'after': content, 'before_header': path, 'after_header': path}
+    return True, diff
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            endpoint=dict(type='str', default='http://127.0.0.1:8000'),
+            api_key=dict(type='str', no_log=True),
+            request_timeout=dict(type='float', default=300.0),
+            model=dict(type='str'),
+            concurrency=dict(type='list', elements='int', default=[1, 8]),
+            num_prompts=dict(type='int', default=50),
+            warmup_prompts=dict(type='int', default=10),
+            input_len=dict(type='int', default=2048),
+            output_len=dict(type='int', default=128),
+            dataset=dict(type='str', default='builtin', choices=['builtin', 'random', 'file']),
+            prompts_file=dict(type='path'),
+            temperature=dict(type='float'),
+            ignore_eos=dict(type='bool', default=True),
+            seed=dict(type='int', default=0),
+            max_failed_ratio=dict(type='float', default=0.0),
+            container=dict(type='str'),
+            output_file=dict(type='path'),
+        ),
+        supports_check_mode=True,
+    )
+    try:
+        params = check_options(module.params)
+    except BenchmarkError as exc:
+        module.fail_json(msg=to_native(exc))
+    file_prompts = _read_prompts(module, params['prompts_file']) if params['dataset'] == 'file' else None
+    if params.get('output_file'):
+        _check_output_file(module, params['output_file'])
+
+    if module.check_mode:
+        module.exit_json(changed=False, msg='check mode: options checked; no request was sent to %s and nothing was written '
+                                            '(the benchmark only runs without --check)' % params['endpoint'])
+
+    def run_command(argv):
+        return module.run_command(argv, check_rc=False)
+
+    identity = benchmark_identity(gather_facts(run_command=run_command, which=module.get_bin_path))
+    try:
+        benchmark, failure = run_benchmark(params, identity, file_prompts)
+    except BenchmarkError as exc:
+        module.fail_json(msg=to_native(exc), endpoint=params['endpoint'])
+
+    for warning in benchmark['warnings']:
+        module.warn(warning)
+    msg = '; '.join(summary_line(run) for run in benchmark['runs'])
+    if failure:
+        module.fail_json(msg=failure, benchmark=benchmark, summary=msg)
+
+    result = dict(changed=False, msg=msg, benchmark=benchmark)
+    if params.get('output_file'):
+        try:
+            changed, diff = _write_output(module, params['output_file'], render(benchmark))
+        except (IOError, OSError) as exc:
+            module.fail_json(msg='Cannot write output_file %s: %s' % (params['output_file'], to_native(exc)), benchmark=benchmark)
+        result['changed'] = changed
+        if diff and module._diff:
+            result['diff'] = diff
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()
