@@ -1,0 +1,223 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, jetson_llm.vllm maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Unit tests for the vllm_benchmark module's plumbing: options, check mode, output_file.
+
+The measurement itself runs against real servers in tests/integration (a simulator with
+known timings, and real vLLM); here run_benchmark is replaced to test what main() does
+with its result.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import contextlib
+import json
+import os
+import stat
+
+import pytest
+
+from ansible.module_utils import basic
+
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _benchmark as bm
+from ansible_collections.jetson_llm.vllm.plugins.modules import vllm_benchmark
+
+try:  # ansible-core >= 2.19
+    from ansible.module_utils.testing import patch_module_args
+except ImportError:  # ansible-core 2.18
+    from unittest import mock
+
+    @contextlib.contextmanager
+    def patch_module_args(args=None):
+        data = json.dumps({'ANSIBLE_MODULE_ARGS': args or {}}).encode()
+        with mock.patch.object(basic, '_ANSIBLE_ARGS', data):
+            yield
+
+
+class ExitJson(Exception):
+    pass
+
+
+class FailJson(Exception):
+    pass
+
+
+def canned_benchmark(p, identity, throughput=41.5):
+    run = {'concurrency': 1, 'throughput_tok_s': throughput, 'tpot_ms_p50': 23.6, 'ttft_ms_p50': 310.2, 'itl_ms_p50': 23.6,
+           'completed': 3, 'failed': 0, 'errors': [], 'spec_decode': None}
+    return bm.assemble(p, identity, 'm', '0.32.0', 'id', [run], ['a warning'])
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """Capture exit/fail/warn, replace the measurement and the device facts."""
+    state = {'warnings': [], 'runs': [], 'throughput': 41.5, 'failure': None, 'raise': None,
+             'facts': {'is_jetson': False}}
+
+    def exit_json(self, **kwargs):
+        raise ExitJson(kwargs)
+
+    def fail_json(self, **kwargs):
+        raise FailJson(kwargs)
+
+    def warn(self, msg):
+        state['warnings'].append(msg)
+
+    def run_benchmark(p, identity, file_prompts=None, log=None):
+        state['runs'].append((p, identity, file_prompts))
+        error = state['raise']
+        if error is not None:
+            raise error
+        return canned_benchmark(p, identity, state['throughput']), state['failure']
+
+    monkeypatch.setattr(basic.AnsibleModule, 'exit_json', exit_json)
+    monkeypatch.setattr(basic.AnsibleModule, 'fail_json', fail_json)
+    monkeypatch.setattr(basic.AnsibleModule, 'warn', warn)
+    monkeypatch.setattr(vllm_benchmark, 'run_benchmark', run_benchmark)
+    monkeypatch.setattr(vllm_benchmark, 'gather_facts', lambda **kw: state['facts'])
+    return state
+
+
+def run(args, check=False, diff=False):
+    args = dict(args)
+    if check:
+        args['_ansible_check_mode'] = True
+    if diff:
+        args['_ansible_diff'] = True
+    with patch_module_args(args):
+        with pytest.raises((ExitJson, FailJson)) as exc:
+            vllm_benchmark.main()
+    return exc.type, exc.value.args[0]
+
+
+@pytest.mark.parametrize('args, text', [
+    ({'concurrency': [1, 0]}, 'concurrency must hold positive integers only; 0 is not allowed'),
+    ({'endpoint': 'localhost:8000'}, "endpoint 'localhost:8000' must start with http:// or https://"),
+    ({'endpoint': 'http://127.0.0.1:8000/v1'}, 'must be the server root without a path'),
+    ({'num_prompts': 0}, 'num_prompts must be an integer >= 1; got 0'),
+    ({'max_failed_ratio': 2}, 'max_failed_ratio must be between 0 and 1'),
+    ({'dataset': 'file'}, 'dataset=file needs prompts_file'),
+])
+def test_bad_options_fail_before_any_request(calls, args, text):
+    kind, result = run(args)
+    assert kind is FailJson and text in result['msg']
+    assert calls['runs'] == []
+
+
+def test_unknown_dataset_is_refused_by_the_argument_spec(calls):
+    kind, result = run({'dataset': 'sharegpt'})
+    assert kind is FailJson and 'dataset' in result['msg'] and 'sharegpt' in result['msg']
+
+
+def test_prompts_file_errors_name_the_line(calls, tmp_path):
+    path = tmp_path / 'p.jsonl'
+    path.write_text('{"prompt": "one"}\n{"prompt": 2}\n')
+    kind, result = run({'dataset': 'file', 'prompts_file': str(path)})
+    assert kind is FailJson and '%s line 2 has no non-empty string "prompt"' % path in result['msg']
+    kind, result = run({'dataset': 'file', 'prompts_file': str(tmp_path / 'missing.jsonl')})
+    assert kind is FailJson and 'Cannot read prompts_file' in result['msg'] and 'No such file' in result['msg']
+    assert calls['runs'] == []
+
+
+def test_prompts_file_is_passed_to_the_run(calls, tmp_path):
+    path = tmp_path / 'p.jsonl'
+    path.write_text('{"prompt": "one"}\n{"prompt": "two", "output_len": 4}\n')
+    kind, _result = run({'dataset': 'file', 'prompts_file': str(path)})
+    assert kind is ExitJson
+    assert calls['runs'][0][2] == [('one', None), ('two', 4)]
+
+
+def test_check_mode_sends_nothing_and_writes_nothing(calls, tmp_path):
+    out = tmp_path / 'bench.json'
+    kind, result = run({'output_file': str(out)}, check=True)
+    assert kind is ExitJson and result['changed'] is False
+    assert 'check mode' in result['msg'] and 'no request was sent to http://127.0.0.1:8000' in result['msg']
+    assert calls['runs'] == [] and not out.exists()
+    assert 'benchmark' not in result
+
+
+def test_check_mode_still_validates(calls):
+    kind, result = run({'concurrency': [3, 3]}, check=True)
+    assert kind is FailJson and 'lists 3 twice' in result['msg']
+
+
+def test_result_without_output_file_is_not_a_change(calls):
+    kind, result = run({})
+    assert kind is ExitJson and result['changed'] is False
+    assert result['benchmark']['runs'][0]['throughput_tok_s'] == 41.5
+    assert result['msg'].startswith('c=1: 41.5 tok/s, TPOT p50 23.60 ms')
+    assert calls['warnings'] == ['a warning']
+    p, identity, _files = calls['runs'][0]
+    assert p['endpoint'] == 'http://127.0.0.1:8000' and p['concurrency'] == [1, 8] and p['dataset'] == 'builtin'
+    assert identity['sku'] is None  # not a Jetson
+
+
+def test_identity_comes_from_the_jetson_facts(calls):
+    calls['facts'] = {'is_jetson': True, 'sku': 'Jetson Orin Nano 8GB', 'generation': 'orin', 'product_line': 'orin-nano',
+                      'variant': 'orin-nano-8gb', 'l4t': {'version': '36.4.4'}, 'jetpack': '6.2.1',
+                      'power': {'mode_name': '15W', 'max_performance': False}}
+    kind, result = run({})
+    assert kind is ExitJson
+    bench = result['benchmark']
+    assert (bench['sku'], bench['variant'], bench['l4t'], bench['power_mode']) == ('Jetson Orin Nano 8GB', 'orin-nano-8gb',
+                                                                                   '36.4.4', '15W')
+
+
+def test_output_file_written_with_mode_0644_and_diff(calls, tmp_path):
+    out = tmp_path / 'bench.json'
+    old_umask = os.umask(0o077)
+    try:
+        kind, result = run({'output_file': str(out)}, diff=True)
+    finally:
+        os.umask(old_umask)
+    assert kind is ExitJson and result['changed'] is True
+    assert stat.S_IMODE(os.stat(str(out)).st_mode) == 0o644
+    content = out.read_text()
+    assert json.loads(content) == result['benchmark']
+    assert content == bm.render(result['benchmark'])
+    assert result['diff']['before'] == '' and result['diff']['after'] == content
+    assert result['diff']['after_header'] == str(out)
+    # the same figures again: nothing to change
+    kind, result = run({'output_file': str(out)}, diff=True)
+    assert kind is ExitJson and result['changed'] is False and 'diff' not in result
+    # new figures: a change, with the old content as "before"
+    calls['throughput'] = 40.0
+    kind, result = run({'output_file': str(out)}, diff=True)
+    assert result['changed'] is True and result['diff']['before'] == content
+    assert json.loads(out.read_text())['runs'][0]['throughput_tok_s'] == 40.0
+    assert [p.name for p in tmp_path.iterdir()] == ['bench.json']  # no temporary file left
+
+
+def test_output_file_missing_directories_are_created(calls, tmp_path):
+    out = tmp_path / 'a' / 'b' / 'bench.json'
+    kind, result = run({'output_file': str(out)})
+    assert kind is ExitJson and result['changed'] is True
+    assert json.loads(out.read_text()) == result['benchmark']
+    assert stat.S_IMODE(os.stat(str(tmp_path / 'a')).st_mode) == 0o755
+
+
+def test_output_file_that_cannot_be_written_fails_before_running(calls, tmp_path):
+    kind, result = run({'output_file': str(tmp_path)})
+    assert kind is FailJson and 'is a directory' in result['msg']
+    blocker = tmp_path / 'plain-file'
+    blocker.write_text('x')
+    kind, result = run({'output_file': str(blocker / 'bench.json')})
+    assert kind is FailJson and '%s is not a directory' % blocker in result['msg']
+    assert calls['runs'] == []
+
+
+def test_too_many_failures_fail_with_the_partial_benchmark(calls, tmp_path):
+    calls['failure'] = '5 of 5 requests to the vLLM endpoint http://127.0.0.1:8000 failed at concurrency 1'
+    out = tmp_path / 'bench.json'
+    kind, result = run({'output_file': str(out)})
+    assert kind is FailJson and result['msg'] == calls['failure']
+    assert result['benchmark']['runs'][0]['completed'] == 3
+    assert not out.exists()
+
+
+def test_preflight_errors_fail_naming_the_endpoint(calls):
+    calls['raise'] = bm.BenchmarkError('Cannot reach the vLLM endpoint http://10.0.0.9:8000: connection refused.')
+    kind, result = run({'endpoint': 'http://10.0.0.9:8000'})
+    assert kind is FailJson and result['msg'].startswith('Cannot reach the vLLM endpoint http://10.0.0.9:8000')
+    assert result['endpoint'] == 'http://10.0.0.9:8000'
