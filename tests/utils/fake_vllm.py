@@ -21,6 +21,7 @@ known timings and token counts, so tests can check the module's arithmetic exact
   middle of the body), no_usage, malformed (a data message that is not JSON), error_event
   (an {"error": ...} message), slow (no answer for ``slow_s``), notfound_tokenize is the
   separate ``tokenize=False`` switch. With ``api_key`` set, /v1/* answers 401 without it.
+* GET /_sim/timelines returns the record of chunk write times (see ``timelines``).
 * ``burst=True`` renders the whole stream at once and writes it in 64 KiB pieces (for
   measuring the client's own ceiling: the simulator then costs almost nothing).
 
@@ -67,7 +68,7 @@ class FakeVLLM:
         self.counters = {}
         self.reset_counters()
         self.completions = []  # parsed request bodies, in arrival order
-        # per completion, in arrival order: {'received': t, 'chunks': [(t_written, tokens)]} with
+        # per completion, in arrival order: {'received': t, 'chunks': [(t_written, tokens)], 'prompt': str} with
         # t = time.perf_counter() just after the request body was read / a token chunk was written
         self.timelines = []
         self.connections = 0
@@ -86,7 +87,7 @@ class FakeVLLM:
 
     def start(self):
         handler = type('Handler', (_Handler,), {'sim': self})
-        self._server = ThreadingHTTPServer((self._host, self._port), handler)
+        self._server = _Server((self._host, self._port), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={'poll_interval': 0.05})
         self._thread.daemon = True
@@ -174,6 +175,11 @@ class FakeVLLM:
         return '\n'.join(lines) + '\n'
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256  # socketserver's default (5) drops bursts of new connections
+    daemon_threads = True
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = 'HTTP/1.1'
     disable_nagle_algorithm = True
@@ -244,6 +250,10 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.path == '/v1/models':
             self._json(200, {'object': 'list', 'data': [{'id': sim.model, 'object': 'model', 'owned_by': 'vllm',
                                                          'root': '/models/' + sim.model, 'max_model_len': sim.max_model_len}]})
+        elif self.path == '/_sim/timelines':  # the simulator's record, for benchmarks in other processes
+            with sim.lock:
+                timelines = [dict(tl, chunks=list(tl['chunks'])) for tl in sim.timelines]
+            self._json(200, {'timelines': timelines})
         elif self.path == '/metrics' and sim.metrics_enabled:
             with sim.lock:
                 text = sim.metrics_text()
@@ -276,7 +286,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _completions(self, body):
         sim = self.sim
         received = time.perf_counter()
-        timeline = {'received': received, 'chunks': []}
+        timeline = {'received': received, 'chunks': [], 'prompt': body.get('prompt')}
         with sim.lock:
             sim.completions.append(body)
             sim.timelines.append(timeline)
@@ -313,15 +323,19 @@ class _Handler(BaseHTTPRequestHandler):
 
         created = int(time.time())
         head = {'id': 'cmpl-%d' % number, 'object': 'text_completion', 'created': created, 'model': sim.model}
-        rendered = []
+        # render every message first (the schedule starts from `received`, rendering is not timed)
+        messages = []
         next_id = 3
+        for n in sizes:
+            text = ''.join(' tok%d' % (3 + (next_id + k) % (sim.vocab_size - 3)) for k in range(n))
+            next_id += n
+            msg = dict(head, choices=[{'index': 0, 'text': text, 'logprobs': None, 'finish_reason': None,
+                                       'stop_reason': None}], usage=None)
+            messages.append(b'data: ' + json.dumps(msg).encode('utf-8') + b'\n\n')
+        rendered = []
         try:
             for j, n in enumerate(sizes):
-                text = ''.join(' tok%d' % (3 + (next_id + k) % (sim.vocab_size - 3)) for k in range(n))
-                next_id += n
-                msg = dict(head, choices=[{'index': 0, 'text': text, 'logprobs': None, 'finish_reason': None,
-                                           'stop_reason': None}], usage=None)
-                data = b'data: ' + json.dumps(msg).encode('utf-8') + b'\n\n'
+                data = messages[j]
                 with sim.lock:
                     c = sim.counters
                     if j == 0:
