@@ -21,6 +21,7 @@ known timings and token counts, so tests can check the module's arithmetic exact
   middle of the body), no_usage, malformed (a data message that is not JSON), error_event
   (an {"error": ...} message), slow (no answer for ``slow_s``), notfound_tokenize is the
   separate ``tokenize=False`` switch. With ``api_key`` set, /v1/* answers 401 without it.
+  ``keepalive_timeout`` closes idle keep-alive connections (as uvicorn does after 5 s).
 * GET /_sim/timelines returns the record of chunk write times (see ``timelines``).
 * ``burst=True`` renders the whole stream at once and writes it in 64 KiB pieces (for
   measuring the client's own ceiling: the simulator then costs almost nothing).
@@ -47,7 +48,7 @@ class FakeVLLM:
     def __init__(self, model='fake-model', ttft=0.05, itl=0.01, tokens_per_chunk=1, spec_k=None,
                  api_key=None, tokenize=True, vocab_size=1000, bos=True, max_model_len=8192,
                  mode='ok', fail_every=0, slow_s=5.0, version='0.32.0', metrics=True, burst=False,
-                 host='127.0.0.1', port=0):
+                 keepalive_timeout=None, host='127.0.0.1', port=0):
         self.model = model
         self.ttft = ttft
         self.itl = itl
@@ -64,6 +65,7 @@ class FakeVLLM:
         self.version = version
         self.metrics_enabled = metrics
         self.burst = burst
+        self.keepalive_timeout = keepalive_timeout  # close idle keep-alive connections after this (uvicorn: 5 s)
         self.lock = threading.Lock()
         self.counters = {}
         self.reset_counters()
@@ -72,6 +74,7 @@ class FakeVLLM:
         # t = time.perf_counter() just after the request body was read / a token chunk was written
         self.timelines = []
         self.connections = 0
+        self.completion_connections = 0  # connections that carried at least one completion
         self._host = host
         self._port = port
         self._server = None
@@ -186,6 +189,7 @@ class _Handler(BaseHTTPRequestHandler):
     sim = None  # set by FakeVLLM.start
 
     def setup(self):
+        self.timeout = self.sim.keepalive_timeout
         BaseHTTPRequestHandler.setup(self)
         with self.sim.lock:
             self.sim._sockets.add(self.connection)
@@ -286,6 +290,10 @@ class _Handler(BaseHTTPRequestHandler):
     def _completions(self, body):
         sim = self.sim
         received = time.perf_counter()
+        if not getattr(self, '_counted', False):
+            self._counted = True
+            with sim.lock:
+                sim.completion_connections += 1
         timeline = {'received': received, 'chunks': [], 'prompt': body.get('prompt')}
         with sim.lock:
             sim.completions.append(body)
