@@ -67,13 +67,19 @@ units: venv $(STAMPS)/ansible-test
 	dir=$$(tests/utils/collection.sh copy) && cd $$dir && \
 	  PATH=$(BIN):$$PATH $(BIN)/ansible-test units --venv --python 3.11 --color no
 
-integration: collection
+# Real vLLM (CPU build) and tiny generated models, cached outside the clone (docs/testbed.md).
+TESTBED ?= $(or $(JETSON_LLM_TESTBED),/var/cache/jetson_llm_vllm)
+testbed:
+	JETSON_LLM_TESTBED=$(TESTBED) tests/testbed/install.sh
+	JETSON_LLM_TESTBED=$(TESTBED) $(TESTBED)/venv/bin/python tests/testbed/make_models.py
+
+integration: collection testbed
 	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/pytest -p no:cacheprovider -v tests/integration
 
 compat: venv
 	tests/utils/compat.sh
 
-bench: collection
+bench: collection testbed
 	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/python tests/benchmarks/compare_vllm_bench.py
 
 changelog: venv
