@@ -16,6 +16,11 @@ directory there.)
 * ``vllm_dead_endpoint``: the URL of a real vLLM that refused to start (a draft whose vocabulary
   size differs from the target's) and exited: nothing listens there any more.
 
+Each server runs in its own session (like a systemd service or a container) at a lower CPU priority
+(nice 10, also for its kernel autogroup): a CPU-only vLLM keeps ~2 cores busy, and on a 2-core
+machine the module (run by an ansible worker in yet another session) was otherwise starved and read
+whole completions at once. See tests/testbed/server.py and docs/testbed.md.
+
 Servers are started once per test session (even when several test files import the fixtures),
 launched together when the session needs more than one (start-up is mostly torch.compile:
 ~1.5 min on 2 cores), and stopped at the end of the session. Their logs are under
