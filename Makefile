@@ -80,6 +80,7 @@ compat: venv
 	tests/utils/compat.sh
 
 bench: collection testbed
+	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/python tests/benchmarks/client_ceiling.py
 	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/python tests/benchmarks/compare_vllm_bench.py
 
 changelog: venv
