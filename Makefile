@@ -60,12 +60,10 @@ lint: collection
 	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/ansible-lint --profile production
 
 sanity: venv $(STAMPS)/ansible-test
-	dir=$$(tests/utils/collection.sh copy) && cd $$dir && \
-	  PATH=$(BIN):$$PATH $(BIN)/ansible-test sanity --venv --python 3.11 --color no
+	PATH=$(BIN):$$PATH tests/utils/ansible_test.sh sanity --venv --python 3.11 --color no
 
 units: venv $(STAMPS)/ansible-test
-	dir=$$(tests/utils/collection.sh copy) && cd $$dir && \
-	  PATH=$(BIN):$$PATH $(BIN)/ansible-test units --venv --python 3.11 --color no
+	PATH=$(BIN):$$PATH tests/utils/ansible_test.sh units --venv --python 3.11 --color no
 
 # Real vLLM (CPU build) and tiny generated models, cached outside the clone (docs/testbed.md).
 TESTBED ?= $(or $(JETSON_LLM_TESTBED),/var/cache/jetson_llm_vllm)

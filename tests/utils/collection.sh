@@ -2,7 +2,8 @@
 # Place this checkout where Ansible expects a collection:
 #   link  -> .build/collections/ansible_collections/jetson_llm/vllm (a symlink to the checkout;
 #            used by pytest, ansible-playbook, ansible-doc; edits are seen at once)
-#   copy [BASE] -> BASE/ansible_collections/jetson_llm/vllm (default BASE: .build/ansible-test),
+#   copy [BASE] -> BASE/ansible_collections/jetson_llm/vllm (default BASE: .build/ansible-test;
+#            ansible-test needs BASE outside this git checkout: see ansible_test.sh),
 #            a copy of the files git tracks or would track; ansible-test refuses symlinked
 #            collection roots. Give each concurrent run its own BASE.
 # Prints the collection path it made.
