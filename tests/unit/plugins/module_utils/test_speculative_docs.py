@@ -14,21 +14,22 @@ from ansible_collections.jetson_llm.vllm.plugins.module_utils._catalogue import 
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 DOC = os.path.join(TOP, 'docs', 'decision-rules.md')
+README = os.path.join(TOP, 'README.md')
 UNIT_DIR = 'tests/unit/plugins/module_utils/'
 
 
-def _doc():
-    with open(DOC, encoding='utf-8') as handle:
+def _doc(path=DOC):
+    with open(path, encoding='utf-8') as handle:
         return handle.read()
 
 
-def _rows():
-    return [line for line in _doc().splitlines() if line.startswith('| ') and '::test_' in line]
+def _rows(path=DOC):
+    return [line for line in _doc(path).splitlines() if line.startswith('| ') and '::test_' in line]
 
 
-def _cited_tests():
+def _cited_tests(path=DOC):
     cited = []
-    for row in _rows():
+    for row in _rows(path):
         path = None
         for ref in re.findall(r'`([^`]*::test_\w+)`', row):
             file_part, name = ref.split('::')
@@ -45,6 +46,14 @@ def test_every_cited_test_exists():
     for path, name in cited:
         with open(os.path.join(TOP, path), encoding='utf-8') as handle:
             assert re.search(r'^def %s\(' % re.escape(name), handle.read(), re.M), '%s::%s does not exist' % (path, name)
+
+
+def test_readme_decision_rules_table_cites_existing_tests():
+    cited = _cited_tests(README)
+    assert len(cited) >= 15
+    for path, name in cited:
+        with open(os.path.join(TOP, path), encoding='utf-8') as handle:
+            assert re.search(r'^def %s\(' % re.escape(name), handle.read(), re.M), 'README cites %s::%s, which does not exist' % (path, name)
 
 
 def test_every_option_default_is_in_the_table():
