@@ -14,8 +14,9 @@ import stat
 import pytest
 
 from conftest import run_module
-from vllm_testbed import (LOG_DIR, NUM_SPEC_TOKENS, SPEC_API_KEY, http_get,  # noqa: F401  (pytest fixtures)
-                          testbed, vllm_baseline, vllm_dead_endpoint, vllm_spec)
+from vllm_testbed import LOG_DIR, NUM_SPEC_TOKENS, SPEC_API_KEY, http_get
+# pytest fixtures, used by name as test arguments
+from vllm_testbed import testbed, vllm_baseline, vllm_dead_endpoint, vllm_spec  # noqa: F401  pylint: disable=unused-import
 
 MODULE = "jetson_llm.vllm.vllm_benchmark"
 SMALL = {"input_len": 64, "output_len": 32, "num_prompts": 16, "warmup_prompts": 2, "concurrency": [1, 8],
@@ -114,8 +115,8 @@ def test_testbed_servers_are_real_vllm(vllm_baseline, vllm_spec):  # noqa: F811
         assert status == 200 and json.loads(text)["version"].startswith("0.32.0"), text
     status, text = http_get(vllm_baseline.url + "/v1/models")
     assert status == 200 and [m["id"] for m in json.loads(text)["data"]] == ["target"], text
-    status, _ = http_get(vllm_spec.url + "/v1/models")
-    assert status == 401, "the speculative server must demand its api key"
+    status, text = http_get(vllm_spec.url + "/v1/models")
+    assert status == 401, f"the speculative server must demand its api key: {text}"
     status, text = http_get(vllm_spec.url + "/v1/models", headers={"Authorization": f"Bearer {SPEC_API_KEY}"})
     assert status == 200 and [m["id"] for m in json.loads(text)["data"]] == ["target-spec"], text
     assert metric_total(vllm_spec.url, "vllm:spec_decode_num_draft_tokens_total") is not None
@@ -164,8 +165,8 @@ def test_builtin_dataset_concurrency_1_and_8(vllm_baseline):  # noqa: F811
         check_run(run, args)
         assert run["spec_decode"] is None
     # Another dataset, other prompts: the prompt set id tells them apart.
-    _, bm_random = bench(dict(args, dataset="random", concurrency=[1], num_prompts=2, warmup_prompts=0),
-                         name="builtin-vs-random")
+    _result, bm_random = bench(dict(args, dataset="random", concurrency=[1], num_prompts=2, warmup_prompts=0),
+                               name="builtin-vs-random")
     assert bm_random["config"]["prompt_set_id"] != bm["config"]["prompt_set_id"]
 
 

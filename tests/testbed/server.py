@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Start and stop a real vLLM server (CPU build) from the test bed.
 
 Importable (standard library only, any Python 3.8+) and a CLI:
@@ -212,7 +211,7 @@ class VllmServer:
             if code is not None:
                 raise ServerError(f"vLLM ({self.name}, port {self.port}) exited with code {code} before "
                                   f"becoming healthy; log {self.log_path}:\n{self.log_tail()}")
-            status, _ = http_get(self.url + "/health", timeout=2.0)
+            status, _body = http_get(self.url + "/health", timeout=2.0)
             if status == 200:
                 self.started_s = time.monotonic() - self._t_launch
                 return self
@@ -295,7 +294,11 @@ def main(argv=None) -> int:
     srv = VllmServer(args.model, name=args.name, port=args.port, speculative_config=args.speculative_config,
                      api_key=args.api_key, extra_args=extra, log_path=args.log, max_model_len=args.max_model_len,
                      nice=args.nice)
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+
+    def _interrupt(_signum, _frame):
+        raise KeyboardInterrupt()
+
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         srv.launch()
         print(f"starting: {' '.join(srv.command())}\nlog: {srv.log_path}", flush=True)
