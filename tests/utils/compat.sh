@@ -7,11 +7,10 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 
-find_python() {  # newest interpreter at least $1 (e.g. 3.12)
+find_python() {  # the first interpreter of the candidates "$2..." that is at least $1 (e.g. 3.12)
   local want=$1 cand
-  for cand in python3.13 python3.12 \
-      /root/.pyenv/versions/3.13*/bin/python3 /root/.pyenv/versions/3.12*/bin/python3 \
-      python3.11 python3; do
+  shift
+  for cand in "$@"; do
     local exe
     exe=$(command -v "$cand" 2>/dev/null) || continue
     if "$exe" -c "import sys; sys.exit(0 if sys.version_info[:2] >= tuple(map(int, '$want'.split('.'))) else 1)" 2>/dev/null; then
@@ -21,9 +20,10 @@ find_python() {  # newest interpreter at least $1 (e.g. 3.12)
   return 1
 }
 
-run_one() {  # $1 ansible-core version, $2 minimum python
+run_one() {  # $1 ansible-core version, $2 minimum python, $3... interpreters in order of preference
   local core=$1 pymin=$2 py venv
-  if ! py=$(find_python "$pymin"); then
+  shift 2
+  if ! py=$(find_python "$pymin" "$@"); then
     echo "compat: ansible-core $core needs Python >= $pymin and none was found" >&2
     exit 1
   fi
@@ -43,5 +43,6 @@ run_one() {  # $1 ansible-core version, $2 minimum python
   "$venv/bin/pytest" -q -p no:cacheprovider tests/unit
 }
 
-run_one 2.18.19 3.11
-run_one 2.21.5 3.12
+# The floor on the oldest Python the controller supports here, the ceiling on the newest.
+run_one 2.18.19 3.11 python3.11 /usr/bin/python3.11 python3
+run_one 2.21.5 3.12 python3.13 /root/.pyenv/versions/3.13*/bin/python3 python3.12 /root/.pyenv/versions/3.12*/bin/python3 python3
