@@ -196,8 +196,12 @@ def test_speculative_decoding_stats_with_perfect_draft(vllm_spec):  # noqa: F811
         # Only this run's tokens: the counters moved by no more than what it generated.
         assert sd["accepted_tokens"] < run["total_output_tokens"], (sd, run["total_output_tokens"])
     c1 = bm["runs"][0]
-    # With speculation one SSE chunk carries several tokens: per-chunk ITL exceeds per-token TPOT.
-    assert c1["itl_ms_p50"] > c1["tpot_ms_p50"], c1
+    # With speculation one SSE chunk carries several tokens, so there are fewer ITLs than tokens
+    # for the same decode time: the mean per-chunk ITL exceeds the mean per-token TPOT. (Means, not
+    # medians: on a loaded 2-core machine the client may read chunks in bursts, which moves the ITL
+    # median towards 0 but leaves the sums, and so this inequality, unchanged; every request has
+    # output_len tokens with ignore_eos.)
+    assert c1["itl_ms_mean"] > c1["tpot_ms_mean"], c1
     assert SPEC_API_KEY not in json.dumps(result), "the api key leaked into the module's result"
 
 
