@@ -6,8 +6,6 @@
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import contextlib
-import json
 import os
 
 import pytest
@@ -16,43 +14,17 @@ from ansible.module_utils import basic
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _jetson
 from ansible_collections.jetson_llm.vllm.plugins.modules import jetson_facts
-
-try:  # ansible-core >= 2.19
-    from ansible.module_utils.testing import patch_module_args
-except ImportError:  # ansible-core 2.18
-    from unittest import mock
-
-    @contextlib.contextmanager
-    def patch_module_args(args=None):
-        data = json.dumps({'ANSIBLE_MODULE_ARGS': args or {}}).encode()
-        with mock.patch.object(basic, '_ANSIBLE_ARGS', data):
-            yield
+from ansible_collections.jetson_llm.vllm.tests.unit.plugins.modules.utils import (
+    ExitJson, FailJson, capture_module, run_main)
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 FIXTURES = os.path.join(TOP, 'tests', 'fixtures', 'rootfs')
-
-
-class ExitJson(Exception):
-    pass
-
-
-class FailJson(Exception):
-    pass
 
 
 @pytest.fixture
 def module_calls(monkeypatch):
     """Capture exit_json / fail_json / warn / run_command of AnsibleModule."""
     calls = {'warnings': [], 'commands': [], 'command_result': (0, '', ''), 'bin_paths': {}}
-
-    def exit_json(self, **kwargs):
-        raise ExitJson(kwargs)
-
-    def fail_json(self, **kwargs):
-        raise FailJson(kwargs)
-
-    def warn(self, msg):
-        calls['warnings'].append(msg)
 
     def run_command(self, args, **kwargs):
         calls['commands'].append((list(args), kwargs))
@@ -61,19 +33,14 @@ def module_calls(monkeypatch):
     def get_bin_path(self, name, required=False, opt_dirs=None):
         return calls['bin_paths'].get(name)
 
-    monkeypatch.setattr(basic.AnsibleModule, 'exit_json', exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, 'fail_json', fail_json)
-    monkeypatch.setattr(basic.AnsibleModule, 'warn', warn)
+    capture_module(monkeypatch, calls['warnings'])
     monkeypatch.setattr(basic.AnsibleModule, 'run_command', run_command)
     monkeypatch.setattr(basic.AnsibleModule, 'get_bin_path', get_bin_path)
     return calls
 
 
 def run_module(args):
-    with patch_module_args(args):
-        with pytest.raises((ExitJson, FailJson)) as exc:
-            jetson_facts.main()
-    return exc.type, exc.value.args[0]
+    return run_main(jetson_facts.main, args)
 
 
 @pytest.mark.parametrize('name, is_jetson, variant, path, warned', [

@@ -11,36 +11,16 @@ with its result.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import contextlib
 import json
 import os
 import stat
 
 import pytest
 
-from ansible.module_utils import basic
-
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _benchmark as bm
 from ansible_collections.jetson_llm.vllm.plugins.modules import vllm_benchmark
-
-try:  # ansible-core >= 2.19
-    from ansible.module_utils.testing import patch_module_args
-except ImportError:  # ansible-core 2.18
-    from unittest import mock
-
-    @contextlib.contextmanager
-    def patch_module_args(args=None):
-        data = json.dumps({'ANSIBLE_MODULE_ARGS': args or {}}).encode()
-        with mock.patch.object(basic, '_ANSIBLE_ARGS', data):
-            yield
-
-
-class ExitJson(Exception):
-    pass
-
-
-class FailJson(Exception):
-    pass
+from ansible_collections.jetson_llm.vllm.tests.unit.plugins.modules.utils import (
+    ExitJson, FailJson, capture_module, run_main)
 
 
 def canned_benchmark(p, identity, throughput=41.5):
@@ -55,15 +35,6 @@ def calls(monkeypatch):
     state = {'warnings': [], 'runs': [], 'throughput': 41.5, 'failure': None, 'raise': None,
              'facts': {'is_jetson': False}}
 
-    def exit_json(self, **kwargs):
-        raise ExitJson(kwargs)
-
-    def fail_json(self, **kwargs):
-        raise FailJson(kwargs)
-
-    def warn(self, msg):
-        state['warnings'].append(msg)
-
     def run_benchmark(p, identity, file_prompts=None, log=None):
         state['runs'].append((p, identity, file_prompts))
         error = state['raise']
@@ -71,9 +42,7 @@ def calls(monkeypatch):
             raise error
         return canned_benchmark(p, identity, state['throughput']), state['failure']
 
-    monkeypatch.setattr(basic.AnsibleModule, 'exit_json', exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, 'fail_json', fail_json)
-    monkeypatch.setattr(basic.AnsibleModule, 'warn', warn)
+    capture_module(monkeypatch, state['warnings'])
     monkeypatch.setattr(vllm_benchmark, 'run_benchmark', run_benchmark)
     monkeypatch.setattr(vllm_benchmark, 'gather_facts', lambda **kw: state['facts'])
     return state
@@ -85,10 +54,7 @@ def run(args, check=False, diff=False):
         args['_ansible_check_mode'] = True
     if diff:
         args['_ansible_diff'] = True
-    with patch_module_args(args):
-        with pytest.raises((ExitJson, FailJson)) as exc:
-            vllm_benchmark.main()
-    return exc.type, exc.value.args[0]
+    return run_main(vllm_benchmark.main, args)
 
 
 @pytest.mark.parametrize('args, text', [
