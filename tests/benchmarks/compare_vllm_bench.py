@@ -26,6 +26,7 @@ import importlib.util
 import json
 import os
 import random
+import signal
 import statistics
 import subprocess
 import sys
@@ -38,6 +39,7 @@ OUT_DIR = TOP / "tests" / "output" / "bench"
 MODULE = "jetson_llm.vllm.vllm_benchmark"
 TARGET_AGREEMENT = 0.03
 VOCAB = 512  # the test bed's tokenizer (tests/testbed/make_models.py)
+SERVER_ARGS = ["--no-enable-prefix-caching"]
 
 sys.path.insert(0, str(TOP / "tests" / "integration"))
 from conftest import run_module  # noqa: E402  pylint: disable=wrong-import-position
@@ -105,7 +107,8 @@ def run_ours(url, model, c, n, args, prompts_file=None):
             "ttft_ms_p50": run["ttft_ms_p50"], "itl_ms_p50": run["itl_ms_p50"], "e2e_ms_p50": run["e2e_latency_ms_p50"],
             "duration_s": run["duration_s"], "completed": run["completed"],
             "input_tokens": run["total_input_tokens"], "output_tokens": run["total_output_tokens"],
-            "acceptance_rate": (run["spec_decode"] or {}).get("acceptance_rate"), "wall_s": round(wall, 1)}
+            "acceptance_rate": (run["spec_decode"] or {}).get("acceptance_rate"), "wall_s": round(wall, 1),
+            "load1": os.getloadavg()[0]}
 
 
 def run_vllm_bench(url, model, tokenizer, c, n, args, tag, prompts_file=None):
@@ -140,7 +143,7 @@ def run_vllm_bench(url, model, tokenizer, c, n, args, tag, prompts_file=None):
             "duration_s": data["duration"], "completed": data["completed"],
             "input_tokens": data["total_input_tokens"], "output_tokens": data["total_output_tokens"],
             "acceptance_rate": (data.get("spec_decode_acceptance_rate") or data.get("acceptance_rate")),
-            "wall_s": round(wall, 1)}
+            "wall_s": round(wall, 1), "load1": os.getloadavg()[0]}
 
 
 def rel(a, b):
@@ -167,11 +170,13 @@ def summarise(pairs):
     return out
 
 
-def markdown(results, args):
-    lines = [f"input {args.input_len} / output {args.output_len} tokens, temperature 0, ignore_eos, "
-             f"{args.warmup} warm-up requests, seed {args.seed}, {args.repeats} repeats (order alternated); "
-             "values are means over the repeats, diff = (module - vllm bench) / vllm bench; prompts: random = each "
-             "tool's random dataset, same = identical prompt texts.", "",
+def markdown(results, args, server_args=()):
+    caching = "no prefix caching" if "--no-enable-prefix-caching" in server_args else "prefix caching on"
+    lines = [f"input {args['input_len']} / output {args['output_len']} tokens, temperature 0, ignore_eos, "
+             f"{args['warmup']} warm-up requests, seed {args['seed']}, {args['repeats']} repeats (order alternated), "
+             f"{caching}; values are means over the repeats; diff = (module - vllm bench) / vllm bench, of the "
+             "means and [median of the per-repeat pairs]; prompts: random = each tool's random dataset, "
+             "same = identical prompt texts.", "",
              "| server | prompts | c | n | TPOT p50 module / vllm bench (ms) | diff | tok/s module / vllm bench | diff "
              "| TTFT p50 (ms) | ITL p50 (ms) | spread of repeats TPOT / tok/s (module; vllm bench) |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -182,9 +187,11 @@ def markdown(results, args):
         def spread(m):
             return "/".join("n/a" if m[k] is None else f"{m[k] * 100:.0f}%" for k in ("ours_spread", "vllm_bench_spread"))
         lines.append(
-            f"| {res['config']} | {res['prompts']} | {res['concurrency']} | {res['num_prompts']} "
+            f"| {res['config']} | {res.get('prompts', 'random')} | {res['concurrency']} | {res['num_prompts']} "
             f"| {tp['ours_mean']:.3f} / {tp['vllm_bench_mean']:.3f} | {pct(tp['rel_diff_of_means'])} "
+            f"[{pct(statistics.median(tp['paired_rel_diffs']))}] "
             f"| {th['ours_mean']:.1f} / {th['vllm_bench_mean']:.1f} | {pct(th['rel_diff_of_means'])} "
+            f"[{pct(statistics.median(th['paired_rel_diffs']))}] "
             f"| {tt['ours_mean']:.2f} / {tt['vllm_bench_mean']:.2f} | {it['ours_mean']:.3f} / {it['vllm_bench_mean']:.3f} "
             f"| {spread(tp)}; {spread(th)} |")
     return "\n".join(lines)
@@ -204,8 +211,17 @@ def main(argv=None) -> int:
                         help="random: each tool's own random dataset (same recipe, different draws); "
                              "same: identical prompt texts for both (isolates the clients)")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a mean differs by more than 3 %%")
+    parser.add_argument("--render", metavar="JSON", help="only print the table of an earlier run's JSON report")
     args = parser.parse_args(argv)
+    if args.render:
+        report = json.loads(Path(args.render).read_text())
+        print(markdown(report["results"], report["args"], report.get("server_args", ())))
+        return 0
 
+    def _interrupt(_signum, _frame):
+        raise KeyboardInterrupt()
+
+    signal.signal(signal.SIGTERM, _interrupt)  # stop the server (and a running vllm bench) on SIGTERM too
     try:
         srv_mod.check_testbed(models=("target", "draft-perfect", "target-deep", "draft-deep-1layer"))
     except srv_mod.TestbedMissing as exc:
@@ -216,7 +232,10 @@ def main(argv=None) -> int:
     t_start = time.monotonic()
     for name in args.configs:
         model, spec, n1, n8 = CONFIGS[name]
-        srv = srv_mod.VllmServer(model, name=name, speculative_config=spec, log_path=OUT_DIR / f"vllm-{name}.log")
+        # No prefix caching: the clients repeat prompts (repeats, "same" prompts, vllm bench's warm-ups
+        # repeat its first prompt); cached prefills would favour whichever client runs second.
+        srv = srv_mod.VllmServer(model, name=name, speculative_config=spec, log_path=OUT_DIR / f"vllm-{name}.log",
+                                 extra_args=SERVER_ARGS)
         print(f"[bench] {name}: starting {' '.join(srv.command()[1:3])} (spec {spec})", flush=True)
         with srv:
             print(f"[bench] {name}: ready in {srv.started_s:.0f} s at {srv.url}", flush=True)
@@ -245,10 +264,10 @@ def main(argv=None) -> int:
                                 "num_prompts": n, "runs": [{"module": o, "vllm_bench": b} for o, b in pairs],
                                 "summary": summarise(pairs)})
     report = {"date": time.strftime("%Y-%m-%d %H:%M:%S"), "host_cpus": os.cpu_count(),
-              "load_avg_end": os.getloadavg(), "args": vars(args), "results": results,
+              "load_avg_end": os.getloadavg(), "args": vars(args), "server_args": SERVER_ARGS, "results": results,
               "elapsed_s": round(time.monotonic() - t_start, 1)}
     (OUT_DIR / "compare_vllm_bench.json").write_text(json.dumps(report, indent=1))
-    table = markdown(results, args)
+    table = markdown(results, vars(args), SERVER_ARGS)
     (OUT_DIR / "compare_vllm_bench.md").write_text(table + "\n")
     print("\n" + table + "\n")
     worst = max(abs(r["summary"][k]["rel_diff_of_means"]) for r in results for k in ("tpot_ms_p50", "throughput_tok_s"))
