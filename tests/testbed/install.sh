@@ -45,6 +45,7 @@ if [ -n "$missing" ]; then
   command -v apt-get >/dev/null || die "missing Debian packages:$missing and no apt-get to install them"
   step "apt-get install$missing"
   apt-get update -qq
+  # shellcheck disable=SC2086  # a list of package names, split on purpose
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing
 fi
 [ -x "$PY" ] || die "no Python 3.11 at $PY (set JETSON_LLM_TESTBED_PYTHON to one)"
