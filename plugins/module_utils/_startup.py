@@ -1,0 +1,209 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, jetson_llm.vllm maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Waiting for a vLLM service to serve, and telling why it does not (private).
+
+``classify_log`` reads what vLLM printed while starting (the journal, compose logs) and names the
+failure with the line that proves it. ``wait_healthy`` polls the server (GET /health 200 AND the
+served model listed by /v1/models) while watching the service manager, so an early exit or a
+crash loop (systemd ``Restart=``, Docker ``restart:``) ends the wait at once instead of looking
+like a slow start.
+
+Only the standard library: this runs on the Jetson.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import json
+import re
+import time
+
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._http import Endpoint, EndpointError
+
+FAILURE_KINDS = ('config_rejected', 'oom', 'engine_init', 'crash_loop', 'early_exit', 'timeout')
+
+# Substrings vLLM prints (wording drifts between releases: match the stable parts), most specific
+# first. A start-up OOM is followed by "Engine core initialization failed", so memory patterns come
+# before the generic engine one; a rejected config never reaches the engine.
+LOG_PATTERNS = (
+    ('config_rejected', (
+        'validation error for SpeculativeConfig',
+        'Unexpected keyword argument',
+        'should have the same vocabulary size',
+        'num_speculative_tokens was provided but without speculative model',
+        'Unsupported speculative method',
+        'is not a valid argument in the speculative_config',
+        'Speculative decoding with draft model is not supported',
+        'cannot be converted to',
+        'must be <= prompt_lookup_max',
+    )),
+    ('oom', (
+        'No available memory for the cache blocks',
+        'larger than the available KV cache memory',
+        'CUDA out of memory',
+        'OutOfMemoryError',
+        'on startup is less than desired GPU memory utilization',
+        'Cannot allocate memory',
+    )),
+    ('engine_init', (
+        'Engine core initialization failed',
+        'EngineCore failed to start',
+    )),
+)
+
+_ANSI = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')
+MAX_EVIDENCE = 400
+
+
+def classify_log(text):
+    """(kind, evidence line) for the first matching pattern group, or (None, None)."""
+    lines = [_ANSI.sub('', line).strip() for line in (text or '').splitlines()]
+    for kind, needles in LOG_PATTERNS:
+        for line in lines:
+            for needle in needles:
+                if needle in line:
+                    return kind, line[:MAX_EVIDENCE]
+    return None, None
+
+
+def last_error_line(text):
+    """The last line that looks like an error (for a failure no pattern names)."""
+    for line in reversed((text or '').splitlines()):
+        line = _ANSI.sub('', line).strip()
+        if re.search(r'(Error|error:|Exception|FAILED|Traceback)', line):
+            return line[:MAX_EVIDENCE]
+    return None
+
+
+# --- the service manager's view -----------------------------------------------------------------
+def parse_systemctl_show(text):
+    """``systemctl show -p ...`` output (Key=value lines) as a dict."""
+    props = {}
+    for line in (text or '').splitlines():
+        key, sep, value = line.partition('=')
+        if sep:
+            props[key.strip()] = value.strip()
+    return props
+
+
+def _int(value):
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def systemd_state(props):
+    """A manager-neutral state from systemctl show properties."""
+    active = props.get('ActiveState') or 'unknown'
+    sub = props.get('SubState') or ''
+    if props.get('LoadState') == 'not-found':
+        status = 'not-found'
+    elif active == 'active' and sub in ('running', 'exited'):
+        status = 'running'
+    elif active == 'activating' and sub == 'auto-restart':
+        status = 'restarting'
+    elif active in ('activating', 'reloading'):
+        status = 'starting'
+    elif active in ('failed', 'inactive', 'deactivating'):
+        status = 'stopped'
+    else:
+        status = 'unknown'
+    return {'status': status, 'restarts': _int(props.get('NRestarts')), 'main_pid': _int(props.get('MainPID')) or None,
+            'detail': '%s (%s)' % (active, sub) if sub else active}
+
+
+def docker_state(inspect):
+    """A manager-neutral state from one ``docker inspect`` object (never reads Config.Env)."""
+    state = inspect.get('State') or {}
+    raw = state.get('Status') or 'unknown'
+    status = {'running': 'running', 'restarting': 'restarting', 'created': 'starting',
+              'exited': 'stopped', 'dead': 'stopped', 'paused': 'stopped'}.get(raw, 'unknown')
+    return {'status': status, 'restarts': _int(inspect.get('RestartCount')), 'main_pid': _int(state.get('Pid')) or None,
+            'detail': raw}
+
+
+# --- waiting ----------------------------------------------------------------------------------------
+def probe(endpoint, model):
+    """(healthy, what) for one look at the server: /health 200 and ``model`` listed by /v1/models."""
+    try:
+        status, _body = endpoint.call('GET', '/health')
+    except EndpointError as exc:
+        return False, '%s' % exc
+    if status != 200:
+        return False, 'GET /health answered HTTP %d' % status
+    try:
+        models = endpoint.get_json('/v1/models')
+    except EndpointError as exc:
+        return False, '%s' % exc
+    data = models.get('data') if isinstance(models, dict) else None
+    ids = [item.get('id') for item in data if isinstance(item, dict)] if isinstance(data, list) else []
+    if model and model not in ids:
+        return False, '/v1/models lists %s, not %s' % (json.dumps(ids[:10]), json.dumps(model))
+    return True, 'GET /health answered 200 and /v1/models lists %s' % json.dumps(model or (ids[0] if ids else None))
+
+
+def wait_healthy(endpoint, model, read_state, read_log, timeout, interval=2.0, max_restarts=0,
+                 grace=20.0, clock=time.monotonic, sleep=time.sleep):
+    """Poll until healthy, an early exit, a crash loop or the timeout; returns a result dict.
+
+    ``read_state()`` returns a manager-neutral state (see systemd_state / docker_state) or None when
+    the manager cannot be asked; ``read_log()`` returns the service's log since the start (text).
+    ``grace``: seconds a stopped service is given before it counts as an early exit (a restart
+    that has just been requested may still show the previous stop).
+    """
+    start = clock()
+    deadline = start + timeout
+    first_restarts = None
+    last_state = None
+    last_probe = None
+    polls = 0
+    while True:
+        polls += 1
+        healthy, last_probe = probe(endpoint, model)
+        state = read_state() if read_state else None
+        if state is not None:
+            last_state = state
+            if first_restarts is None:
+                first_restarts = state.get('restarts')
+        if healthy:
+            return _result(True, None, None, last_probe, last_state, start, clock, polls, first_restarts)
+        elapsed = clock() - start
+        if state is not None:
+            restarts = state.get('restarts')
+            if (restarts is not None and first_restarts is not None and restarts - first_restarts > max_restarts) or \
+                    (state['status'] == 'restarting' and max_restarts == 0):
+                return _failed('crash_loop', read_log, last_probe, state, start, clock, polls, first_restarts)
+            if state['status'] in ('stopped', 'not-found') and elapsed >= min(grace, timeout):
+                return _failed('early_exit', read_log, last_probe, state, start, clock, polls, first_restarts)
+        if clock() >= deadline:
+            return _failed('timeout', read_log, last_probe, last_state, start, clock, polls, first_restarts)
+        sleep(max(0.0, min(interval, deadline - clock())))
+
+
+def _result(healthy, kind, evidence, probe_text, state, start, clock, polls, first_restarts):
+    restarts = state.get('restarts') if state else None
+    return {
+        'healthy': healthy,
+        'failure': kind,
+        'evidence': evidence,
+        'probe': probe_text,
+        'state': state,
+        'restarts_during_wait': (restarts - first_restarts) if restarts is not None and first_restarts is not None else None,
+        'elapsed_s': round(clock() - start, 1),
+        'polls': polls,
+    }
+
+
+def _failed(how, read_log, probe_text, state, start, clock, polls, first_restarts):
+    """Name the failure from the log when it says why; else by how the wait ended."""
+    log = read_log() if read_log else ''
+    kind, evidence = classify_log(log)
+    if kind is None:
+        kind, evidence = how, last_error_line(log)
+    return _result(False, kind, evidence, probe_text, state, start, clock, polls, first_restarts)
+
+
+def make_endpoint(base_url, api_key=None, timeout=5.0):
+    return Endpoint(base_url, api_key=api_key, timeout=timeout)

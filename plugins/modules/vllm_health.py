@@ -1,0 +1,268 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, jetson_llm.vllm maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: vllm_health
+short_description: Wait until a vLLM service serves its model, or say why it does not
+version_added: 0.2.0
+description:
+  - Polls the server until C(GET /health) answers 200 B(and) C(GET /v1/models) lists O(model).
+  - Watches the service manager at the same time (systemd C(NRestarts) and state, or the compose container's
+    C(RestartCount) and state), so a service that exits early or restarts in a loop ends the wait at once, instead
+    of looking like a slow start until O(timeout).
+  - On failure, reads what vLLM printed since the start (C(journalctl) or C(docker logs)) and names the failure
+    with the line that proves it - V(config_rejected) (vLLM refused C(--speculative-config)), V(oom) (KV cache or
+    CUDA memory), V(engine_init), else V(crash_loop), V(early_exit) or V(timeout).
+  - Reads only; it never starts, stops or changes anything.
+author: jetson_llm.vllm maintainers
+extends_documentation_fragment:
+  - jetson_llm.vllm.endpoint
+options:
+  model:
+    description: The served model name that C(/v1/models) must list. Empty accepts any.
+    type: str
+    default: ''
+  name:
+    description:
+      - The systemd unit (with or without C(.service)) or the compose service to watch.
+      - Empty watches nothing but the HTTP endpoint (no early-exit or crash-loop detection, no log reading).
+    type: str
+    default: ''
+  manager:
+    description: How the service runs.
+    type: str
+    choices: [systemd, compose]
+    default: systemd
+  project_src:
+    description: The compose project directory (for O(manager=compose)).
+    type: path
+  since:
+    description:
+      - Read the log from this time on (seconds since the epoch, e.g. when the service was restarted), so an older
+        failure is not taken for this one. Default - when the module started.
+    type: float
+  timeout:
+    description: Seconds to wait at most (a Jetson cold start, download and compile, can pass 10 minutes).
+    type: int
+    default: 1200
+  interval:
+    description: Seconds between two looks.
+    type: float
+    default: 2.0
+  max_restarts:
+    description: Restarts the manager may make during the wait before it counts as a crash loop.
+    type: int
+    default: 0
+  fail_when_unhealthy:
+    description: Fail the task when the service did not become healthy. With V(false), look at RV(healthy).
+    type: bool
+    default: true
+attributes:
+  check_mode:
+    support: full
+    description: Reads only; runs the same in check mode.
+  diff_mode:
+    support: none
+notes:
+  - Only the Python standard library is needed on the target.
+'''
+
+EXAMPLES = r'''
+- name: Wait for the restarted vLLM service
+  jetson_llm.vllm.vllm_health:
+    endpoint: http://127.0.0.1:8000
+    model: qwen3-8b
+    name: vllm
+    timeout: 1200
+    fail_when_unhealthy: false
+  register: health
+
+- name: Say why it did not start
+  ansible.builtin.debug:
+    msg: "{{ health.failure }}: {{ health.evidence }}"
+  when: not health.healthy
+'''
+
+RETURN = r'''
+healthy:
+  description: The server answered /health 200 and listed the model.
+  returned: always
+  type: bool
+failure:
+  description:
+    - Why not - V(config_rejected), V(oom), V(engine_init), V(crash_loop), V(early_exit) or V(timeout); null when
+      healthy.
+  returned: always
+  type: str
+  sample: config_rejected
+evidence:
+  description: The log line that proved RV(failure) (or the last error line); null when healthy or nothing was found.
+  returned: always
+  type: str
+  sample: "ValueError: Target and draft model should have the same vocabulary size. Target model vocab_size=512. Draft model vocab_size=300."
+probe:
+  description: What the last look at the server saw.
+  returned: always
+  type: str
+state:
+  description: The service manager's last view (null when O(name) is empty or the manager could not be asked).
+  returned: always
+  type: dict
+  contains:
+    status:
+      description: V(running), V(starting), V(restarting), V(stopped), V(not-found) or V(unknown).
+      type: str
+    restarts:
+      description: systemd C(NRestarts) or Docker C(RestartCount).
+      type: int
+    main_pid:
+      description: The main process (systemd) or the container's process.
+      type: int
+    detail:
+      description: The manager's own words, e.g. C(activating (auto-restart)).
+      type: str
+restarts_during_wait:
+  description: How many times the manager restarted the service during the wait.
+  returned: always
+  type: int
+elapsed_s:
+  description: Seconds waited.
+  returned: always
+  type: float
+polls:
+  description: Looks taken.
+  returned: always
+  type: int
+'''
+
+import json
+import math
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._benchmark import BenchmarkError, normalise_endpoint
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._startup import (
+    docker_state, make_endpoint, parse_systemctl_show, systemd_state, wait_healthy)
+
+SHOW_PROPERTIES = 'ActiveState,SubState,NRestarts,MainPID,LoadState,Result'
+LOG_LINES = 400
+COMMAND_TIMEOUT = 30
+
+
+def _unit(name):
+    return name if name.endswith('.service') else name + '.service'
+
+
+class _Manager(object):
+    """The service manager seen through its command-line tools (no shell, bounded time)."""
+
+    def __init__(self, module, name, manager, project_src, since):
+        self.module = module
+        self.name = name
+        self.manager = manager
+        self.project_src = project_src
+        self.since = since
+
+    def _run(self, args):
+        rc, out, err = self.module.run_command(args, environ_update={'LC_ALL': 'C', 'SYSTEMD_PAGER': '', 'PAGER': ''},
+                                               expand_user_and_vars=False)
+        return rc, out, err
+
+    def _container_id(self):
+        rc, out, _err = self._run(['timeout', str(COMMAND_TIMEOUT), 'docker', 'compose', '--project-directory',
+                                   self.project_src, 'ps', '--all', '--quiet', self.name])
+        ids = out.split() if rc == 0 else []
+        return ids[0] if ids else None
+
+    def state(self):
+        if self.manager == 'systemd':
+            rc, out, _err = self._run(['timeout', str(COMMAND_TIMEOUT), 'systemctl', 'show', _unit(self.name),
+                                       '-p', SHOW_PROPERTIES])
+            return systemd_state(parse_systemctl_show(out)) if rc == 0 else None
+        cid = self._container_id()
+        if cid is None:
+            return {'status': 'not-found', 'restarts': None, 'main_pid': None, 'detail': 'no container'}
+        rc, out, _err = self._run(['timeout', str(COMMAND_TIMEOUT), 'docker', 'inspect', '--type', 'container',
+                                   '--format', '{{json .State}}|{{.RestartCount}}', cid])
+        if rc != 0:
+            return None
+        state_json, _sep, count = out.strip().rpartition('|')
+        try:
+            return docker_state({'State': json.loads(state_json), 'RestartCount': count})
+        except ValueError:
+            return None
+
+    def log(self):
+        since = '@%d' % int(math.floor(self.since))
+        if self.manager == 'systemd':
+            rc, out, _err = self._run(['timeout', str(COMMAND_TIMEOUT), 'journalctl', '--no-pager', '-o', 'cat',
+                                       '-u', _unit(self.name), '--since', since, '-n', str(LOG_LINES)])
+            return out if rc == 0 else ''
+        cid = self._container_id()
+        if cid is None:
+            return ''
+        rc, out, err = self._run(['timeout', str(COMMAND_TIMEOUT), 'docker', 'logs', '--since',
+                                  '%d' % int(self.since), '--tail', str(LOG_LINES), cid])
+        return (out + '\n' + err) if rc == 0 else ''
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            endpoint=dict(type='str', default='http://127.0.0.1:8000'),
+            api_key=dict(type='str', no_log=True),
+            request_timeout=dict(type='float', default=10.0),
+            model=dict(type='str', default=''),
+            name=dict(type='str', default=''),
+            manager=dict(type='str', choices=['systemd', 'compose'], default='systemd'),
+            project_src=dict(type='path'),
+            since=dict(type='float'),
+            timeout=dict(type='int', default=1200),
+            interval=dict(type='float', default=2.0),
+            max_restarts=dict(type='int', default=0),
+            fail_when_unhealthy=dict(type='bool', default=True),
+        ),
+        required_if=[('manager', 'compose', ('project_src',))],
+        supports_check_mode=True,
+    )
+    p = module.params
+    try:
+        base = normalise_endpoint(p['endpoint'])
+    except BenchmarkError as exc:
+        module.fail_json(msg='%s' % exc)
+    checks = (
+        ('timeout', p['timeout'], 1, 86400),
+        ('interval', p['interval'], 0.1, 600),
+        ('request_timeout', p['request_timeout'], 0.5, 600),
+        ('max_restarts', p['max_restarts'], 0, 1000),
+    )
+    for name, value, low, high in checks:
+        if not (isinstance(value, (int, float)) and math.isfinite(value) and low <= value <= high):
+            module.fail_json(msg='%s is %r; allowed: %s to %s' % (name, value, low, high))
+    if p['name'] and not all(c.isalnum() or c in '@._-:' for c in p['name']):
+        module.fail_json(msg='name %s is not a unit or service name (letters, digits, @._-:)' % json.dumps(p['name'][:80]))
+    if p['since'] is not None and not (math.isfinite(p['since']) and p['since'] >= 0):
+        module.fail_json(msg='since is %r; allowed: seconds since the epoch (>= 0)' % (p['since'],))
+
+    since = p['since'] if p['since'] is not None else time.time()
+    manager = _Manager(module, p['name'], p['manager'], p['project_src'], since) if p['name'] else None
+    endpoint = make_endpoint(base, api_key=p['api_key'], timeout=p['request_timeout'])
+    result = wait_healthy(endpoint, p['model'],
+                          read_state=manager.state if manager else None,
+                          read_log=manager.log if manager else None,
+                          timeout=p['timeout'], interval=p['interval'], max_restarts=p['max_restarts'])
+    if not result['healthy'] and p['fail_when_unhealthy']:
+        module.fail_json(msg='vLLM at %s is not healthy after %.0f s: %s%s' % (
+            base, result['elapsed_s'], result['failure'], (' (%s)' % result['evidence']) if result['evidence'] else ''),
+            changed=False, **result)
+    module.exit_json(changed=False, **result)
+
+
+if __name__ == '__main__':
+    main()
