@@ -194,7 +194,7 @@ def _container_id(runner, name, warnings):
     return container.get('Id') if container else None
 
 
-def gather_systemd(name, root, unit_path, runner, warnings):
+def gather_systemd(name, root, unit_path, runner, warnings, proc_root=LIVE_ROOT):
     unit = systemd.unit_name(name)
     live = runner is not None
     props = _systemctl_show(runner, unit, warnings) if live else None
@@ -211,7 +211,7 @@ def gather_systemd(name, root, unit_path, runner, warnings):
     state = systemd.state_from_show(props) if props else unknown_state()
     running = None
     if live and state['main_pid']:
-        proc = files.read_regular(LIVE_ROOT, '/proc/%d/cmdline' % state['main_pid'], proc=True)
+        proc = files.read_regular(proc_root, '/proc/%d/cmdline' % state['main_pid'], proc=True)
         argv = systemd.parse_proc_cmdline(proc.data)
         if argv:
             running = _analyse(argv, warnings, 'process %d' % state['main_pid'],
@@ -247,7 +247,7 @@ def gather_systemd(name, root, unit_path, runner, warnings):
 # Docker Compose
 # --------------------------------------------------------------------------------------------
 
-def _compose_config_runner(runner, path, warnings):
+def _compose_config_runner(runner, path):
     if runner is None or not runner.compose_available():
         return None
 
@@ -293,16 +293,19 @@ def gather_compose(name, root, project_src, runner, warnings):
     service = None
     data = None
     if read.data is not None:
-        data, _loader, more = compose.load_compose_text(read.text, path, _compose_config_runner(runner, path, warnings))
-        problems.extend(more)
-        missing, errors = [], []
-        env = compose.dot_env(root, project_src)
-        data = compose.interpolate_tree(data, env, missing, errors)
-        problems.extend(errors)
-        for variable in missing:
-            problems.append('variable %s is not set in %s/.env (compose may take it from the shell that runs it); '
-                            'read as empty' % (variable, project_src))
-        service = compose.service_config(data, name, project_src, root, problems)
+        try:
+            data, _loader, more = compose.load_compose_text(read.text, path, _compose_config_runner(runner, path))
+            problems.extend(more)
+            missing, errors = [], []
+            env = compose.dot_env(root, project_src)
+            data = compose.interpolate_tree(data, env, missing, errors)
+            problems.extend(errors)
+            for variable in missing:
+                problems.append('variable %s is not set in %s/.env (compose may take it from the shell that runs '
+                                'it); read as empty' % (variable, project_src))
+            service = compose.service_config(data, name, project_src, root, problems)
+        except compose.ComposeError as exc:
+            raise ServiceInfoError(str(exc))
     for problem in problems:
         warnings.append('%s: %s' % (path, problem))
     project = compose.project_name(project_src, data)
@@ -387,15 +390,20 @@ def validate(name, manager, root):
 
 
 def gather(name, manager='auto', project_src=None, unit_path=None, root=LIVE_ROOT, run_command=None, which=None,
-           timeout=COMMAND_TIMEOUT):
-    """Return (service, warnings). Raises ServiceInfoError for bad options."""
+           timeout=COMMAND_TIMEOUT, live=None, proc_root=LIVE_ROOT):
+    """Return (service, warnings). Raises ServiceInfoError for bad options.
+
+    Commands run (through ``run_command``) only on a live host: ``root`` is ``/``. ``live`` and
+    ``proc_root`` exist for tests, which read fixture files with captured command outputs.
+    """
     validate(name, manager, root)
-    live = os.path.abspath(root) == LIVE_ROOT
+    if live is None:
+        live = os.path.abspath(root) == LIVE_ROOT
     runner = Runner(run_command, which, timeout) if live and run_command is not None else None
     warnings = []
     chosen = choose_manager(name, manager, root, project_src, unit_path, runner, warnings)
     if chosen == 'systemd':
-        service, configured, running, reasons = gather_systemd(name, root, unit_path, runner, warnings)
+        service, configured, running, reasons = gather_systemd(name, root, unit_path, runner, warnings, proc_root)
     else:
         if name.endswith('.service'):
             raise ServiceInfoError('name %r ends with .service, which is a systemd unit; a compose service name '

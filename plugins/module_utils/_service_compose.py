@@ -20,6 +20,11 @@ import shlex
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_files as files
 
+try:
+    import yaml
+except ImportError:  # PyYAML is optional on the target
+    yaml = None
+
 COMPOSE_FILE_NAMES = ('compose.yaml', 'compose.yml', 'docker-compose.yaml', 'docker-compose.yml')
 
 _VARIABLE = re.compile(r'\$(?:\$|\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))')
@@ -63,10 +68,6 @@ def load_compose_text(text, path, run_compose_config=None):
                 problems.append('docker compose config for %s did not print JSON' % path)
         elif error:
             problems.append(error)
-    try:
-        import yaml  # pylint: disable=import-outside-toplevel
-    except ImportError:
-        yaml = None
     if yaml is not None:
         try:
             return yaml.safe_load(text), 'yaml', problems
