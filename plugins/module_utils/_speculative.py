@@ -23,6 +23,7 @@ __metaclass__ = type
 import json
 import math
 import re
+import sys
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._catalogue import (
     CATALOGUE_ENTRY_KEYS, builtin_catalogue)
@@ -107,6 +108,17 @@ HANDOFF_ACTIONS = ('fix_facts', 'lower_concurrency', 'provide_draft_model', 'upg
 # --------------------------------------------------------------------------------------------
 # Input checks
 # --------------------------------------------------------------------------------------------
+
+SHOW_LIMIT = 80
+
+
+def show(value, limit=SHOW_LIMIT):
+    """``repr(value)`` cut to ``limit`` characters, for echoing an input in an error message."""
+    text = repr(value)
+    if len(text) > limit:
+        text = text[:limit] + '... (%s characters)' % len(text)
+    return text
+
 
 def _is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)
@@ -1001,36 +1013,78 @@ def _runs_by_concurrency(name, bench):
         if not _is_int(failed) or failed < 0:
             raise SpeculativeInputError('%s run at concurrency %s has no valid failed count (%r).' % (name, conc, failed))
         if failed > 0:
-            errors = run.get('errors') or []
+            first = _first_error(run.get('errors'))
             raise SpeculativeInputError('%s run at concurrency %s had %s failed request(s)%s: a failed run is an error, '
                                         'not a verdict; fix the server or benchmark and measure again.'
-                                        % (name, conc, failed, ' (first error: %s)' % errors[0] if errors else ''))
+                                        % (name, conc, failed, ' (first error: %s)' % first if first else ''))
         runs[conc] = run
     listed = bench['config'].get('concurrency')
+    if listed is not None:
+        _check_concurrency_list(name, listed)
     if isinstance(listed, list) and sorted(listed) != sorted(runs):
         raise SpeculativeInputError('%s lists concurrency %s in its config but has runs at %s: incomplete result.'
                                     % (name, listed, sorted(runs)))
     return runs
 
 
+def _first_error(errors):
+    """The first error of a run's ``errors`` (a list of sentences per the contract; any shape tolerated)."""
+    if isinstance(errors, (list, tuple)):
+        errors = errors[0] if errors else None
+    elif isinstance(errors, dict):
+        errors = next(iter(errors.items()), None)
+    if errors is None or errors == '':
+        return None
+    text = errors if isinstance(errors, str) else repr(errors)
+    return text if len(text) <= SHOW_LIMIT else text[:SHOW_LIMIT] + '...'
+
+
+def _check_concurrency_list(name, listed):
+    if not isinstance(listed, list) or not listed or not all(_is_int(c) and c >= 1 for c in listed):
+        raise SpeculativeInputError('%s config.concurrency must be a non-empty list of integers >= 1, got %s.'
+                                    % (name, show(listed)))
+
+
 def _metric(name, run, key, conc):
     value = run.get(key)
-    if not _is_number(value) or not math.isfinite(value) or value <= 0:
-        raise SpeculativeInputError('%s run at concurrency %s has no usable %s (%r): the decision needs it; measure '
-                                    'again.' % (name, conc, key, value))
+    # Subnormal numbers (below sys.float_info.min) are not measurements: a ratio against them overflows.
+    if not _is_number(value) or not math.isfinite(value) or value < sys.float_info.min:
+        raise SpeculativeInputError('%s run at concurrency %s has no usable %s (%s; a positive finite number is '
+                                    'needed): the decision needs it; measure again.' % (name, conc, key, show(value)))
     return float(value)
 
 
+def _ratio_change(name, new, old):
+    """new / old - 1, refused when it is not a finite number (absurd measurements)."""
+    try:
+        change = new / old - 1.0
+    except (OverflowError, ZeroDivisionError):
+        change = float('inf')
+    if not math.isfinite(change):
+        raise SpeculativeInputError('The %s change from %s to %s is not a finite number: these measurements are '
+                                    'not plausible; measure again.' % (name, show(old), show(new)))
+    return change
+
+
 def check_workloads_match(baseline, candidate):
+    for label, bench in (('baseline', baseline), ('candidate', candidate)):
+        listed = bench['config'].get('concurrency')
+        if listed is not None:
+            _check_concurrency_list(label, listed)
+        for field in WORKLOAD_FIELDS:
+            value = bench['config'].get(field)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise SpeculativeInputError('%s config.%s is %s: workload settings must be finite numbers; measure '
+                                            'again with a valid setting.' % (label, field, show(value)))
     for field in WORKLOAD_FIELDS:
         left = baseline['config'].get(field, _MISSING)
         right = candidate['config'].get(field, _MISSING)
         if field == 'concurrency' and isinstance(left, list) and isinstance(right, list):
             left, right = sorted(left), sorted(right)
         if left != right or isinstance(left, bool) != isinstance(right, bool):
-            show = [('missing' if v is _MISSING else repr(v)) for v in (left, right)]
+            shown = [('missing' if v is _MISSING else show(v)) for v in (left, right)]
             raise SpeculativeInputError('The benchmarks ran different workloads: config.%s is %s in the baseline and %s '
-                                        'in the candidate. Run both with the same settings.' % (field, show[0], show[1]))
+                                        'in the candidate. Run both with the same settings.' % (field, shown[0], shown[1]))
 
 
 def _check_verdict_options(opts):
@@ -1097,8 +1151,8 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
     c_tput = _metric('candidate', c1, 'throughput_tok_s', 1)
     b_tpot = _metric('baseline', b1, 'tpot_ms_p50', 1)
     c_tpot = _metric('candidate', c1, 'tpot_ms_p50', 1)
-    gain = c_tput / b_tput - 1.0
-    reduction = 1.0 - c_tpot / b_tpot
+    gain = _ratio_change('throughput_tok_s', c_tput, b_tput)
+    reduction = -_ratio_change('tpot_ms_p50', c_tpot, b_tpot)
     measurements = {'c1': {'baseline': {'throughput_tok_s': b_tput, 'tpot_ms_p50': b_tpot},
                            'candidate': {'throughput_tok_s': c_tput, 'tpot_ms_p50': c_tpot}}, 'c8': None}
 
@@ -1106,7 +1160,7 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
     if HIGH_CONCURRENCY in base_runs:
         b8 = _metric('baseline', base_runs[HIGH_CONCURRENCY], 'throughput_tok_s', 8)
         c8 = _metric('candidate', cand_runs[HIGH_CONCURRENCY], 'throughput_tok_s', 8)
-        change8 = c8 / b8 - 1.0
+        change8 = _ratio_change('concurrency-8 throughput_tok_s', c8, b8)
         measurements['c8'] = {'baseline': {'throughput_tok_s': b8}, 'candidate': {'throughput_tok_s': c8}}
     else:
         warnings.append('No run at concurrency 8: decided on concurrency 1 only; a throughput regression under load '
