@@ -27,7 +27,8 @@ import sys
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._catalogue import (
     CATALOGUE_ENTRY_KEYS, builtin_catalogue)
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._version import parse_version
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._version import (
+    compare_versions, parse_version, parse_version_strict)
 
 
 class SpeculativeInputError(ValueError):
@@ -60,6 +61,12 @@ VERDICT_DEFAULTS = {
     'low_acceptance_rate': 0.4,
 }
 DEFAULT_NUM_SPECULATIVE_TOKENS = {'thor': 5, 'orin': 3}
+# vLLM itself checks only num_speculative_tokens > 0, so there is no upstream maximum to copy. The cap is
+# this collection's: each speculative step reserves K extra KV slots and K+1 query tokens per sequence
+# (out of the same unified memory), while the expected accepted length is bounded by 1 / (1 - acceptance):
+# even at acceptance 0.9, K = 16 already reaches 8.3 of the 10 possible tokens per step. A larger K is
+# an input error (a typo such as 1000000000 must never reach a unit file).
+MAX_NUM_SPECULATIVE_TOKENS = 16
 
 # vLLM version facts (vllm-speculative-config.md, speculative-decoding-rules.md).
 MIN_VLLM_SPECULATIVE_CONFIG = (0, 10)   # the JSON --speculative-config form and EAGLE-3
@@ -133,11 +140,11 @@ def check_int(name, value, minimum=None, maximum=None, optional=False):
     if value is None and optional:
         return None
     if not _is_int(value):
-        raise SpeculativeInputError('%s must be an integer, got %r (%s).' % (name, value, type(value).__name__))
+        raise SpeculativeInputError('%s must be an integer, got %s (%s).' % (name, show(value), type(value).__name__))
     if minimum is not None and value < minimum:
-        raise SpeculativeInputError('%s must be >= %s, got %s.' % (name, minimum, value))
+        raise SpeculativeInputError('%s must be >= %s, got %s.' % (name, minimum, show(value)))
     if maximum is not None and value > maximum:
-        raise SpeculativeInputError('%s must be <= %s, got %s.' % (name, maximum, value))
+        raise SpeculativeInputError('%s must be <= %s, got %s.' % (name, maximum, show(value)))
     return value
 
 
@@ -146,10 +153,13 @@ def check_float(name, value, minimum=None, maximum=None, optional=False, min_exc
     if value is None and optional:
         return None
     if not _is_number(value):
-        raise SpeculativeInputError('%s must be a number, got %r (%s).' % (name, value, type(value).__name__))
-    value = float(value)
+        raise SpeculativeInputError('%s must be a number, got %s (%s).' % (name, show(value), type(value).__name__))
+    try:
+        value = float(value)
+    except OverflowError:
+        value = float('inf')
     if not math.isfinite(value):
-        raise SpeculativeInputError('%s must be a finite number, got %r.' % (name, value))
+        raise SpeculativeInputError('%s must be a finite number, got %s.' % (name, show(value)))
     if minimum is not None and (value <= minimum if min_exclusive else value < minimum):
         raise SpeculativeInputError('%s must be %s %s, got %s.' % (name, '>' if min_exclusive else '>=', minimum, value))
     if maximum is not None and value > maximum:
@@ -253,9 +263,15 @@ def check_vllm_version(value):
         return None, ['vLLM version unknown (%r): the runtime minimums (0.20 on Thor and on Orin r39+, 0.15 for '
                       'draft_model) cannot be checked; read it from GET /version and plan again.' % value]
     if not re.match(r'^[vV]?\d+\.\d+', text):
-        return None, ['vLLM version %r is not a version number such as 0.20.1: treated as unknown, so the runtime '
-                      'minimums cannot be checked.' % value]
-    parsed = parse_version(text)
+        return None, ['vLLM version %s is not a version number such as 0.20.1: treated as unknown, so the runtime '
+                      'minimums cannot be checked.' % show(value)]
+    try:
+        parsed = parse_version_strict(text)
+    except ValueError:
+        raise SpeculativeInputError(
+            'vllm_version %s is not a version such as 0.20.1 (digits and dots, optionally a pre-release such as rc1 '
+            'or dev12 and a local label such as +cpu); nothing may follow it. Pass the version GET /version reports.'
+            % show(value))
     warnings = []
     if re.search(r'(a|b|rc|dev|alpha|beta)\d*', text.split('+')[0].lower()):
         warnings.append('vLLM %s is a pre-release or development build; it is compared as %s.'
@@ -264,8 +280,8 @@ def check_vllm_version(value):
 
 
 def _at_least(version, minimum):
-    width = max(len(version), len(minimum))
-    return tuple(version) + (0,) * (width - len(version)) >= tuple(minimum) + (0,) * (width - len(minimum))
+    """True when the version tuple ``version`` is >= ``minimum`` (missing trailing parts count as 0)."""
+    return compare_versions(tuple(version), tuple(minimum)) >= 0
 
 
 def _vstr(version):
@@ -580,7 +596,8 @@ def plan(jetson, target_model, expected_concurrency, baseline_gpu_memory_utiliza
     draft_model = check_model_ref('draft_model', draft_model or None, optional=True)
     if method not in METHODS:
         raise SpeculativeInputError('method must be one of %s, got %r.' % (', '.join(METHODS), method))
-    check_int('num_speculative_tokens', num_speculative_tokens, minimum=1, optional=True)
+    check_int('num_speculative_tokens', num_speculative_tokens, minimum=1, maximum=MAX_NUM_SPECULATIVE_TOKENS,
+              optional=True)
     measured_acceptance_rate = check_float('measured_acceptance_rate', measured_acceptance_rate, minimum=0.0,
                                            maximum=1.0, optional=True)
     check_bool('strict', strict)

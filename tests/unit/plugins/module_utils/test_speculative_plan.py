@@ -863,3 +863,32 @@ def test_model_ref_empty_target_rejected_empty_optional_ids_mean_not_given():
     # roles template optional ids as '' when unset: that means "not given", not an error
     result = run(eagle3_head='', draft_model='')
     assert result['model'] == LLAMA_HEAD and result['model_source'] == 'catalogue'
+
+
+# --- hostile inputs (issue 9) ------------------------------------------------------------------
+
+@pytest.mark.parametrize('version', ['0.20.1; rm -rf /', '0.20.1 && reboot', '0.20.1\nExecStartPre=/bin/sh',
+                                     '0.20.1garbage', '0.20.1-%n', '0.20.1' + 'x' * 5000])
+def test_runtime_version_trailing_garbage_is_an_error(version):
+    with pytest.raises(SpeculativeInputError) as err:
+        run(vllm_version=version)
+    text = str(err.value)
+    assert 'vllm_version' in text and 'such as' in text and len(text) < 600
+
+
+def test_runtime_version_helpers_come_from_version_module():
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils import _version
+    assert S._at_least((0, 20), (0, 20, 0)) is True
+    assert S._at_least((0, 19, 9), (0, 20)) is False
+    assert _version.parse_version_strict('v0.20.1rc1+cpu') == (0, 20, 1)
+    with pytest.raises(ValueError):
+        _version.parse_version_strict('0.20.1; rm -rf /')
+
+
+def test_num_speculative_tokens_is_capped_at_the_documented_maximum():
+    cap = S.MAX_NUM_SPECULATIVE_TOKENS
+    assert run(num_speculative_tokens=cap, measured_acceptance_rate=0.9)['num_speculative_tokens'] == cap
+    for value in (cap + 1, 1000000000):
+        with pytest.raises(SpeculativeInputError) as err:
+            run(num_speculative_tokens=value, measured_acceptance_rate=0.9)
+        assert 'num_speculative_tokens must be <= %s' % cap in str(err.value)
