@@ -14,9 +14,11 @@ Only the Python standard library is used: this code runs on stock JetPack target
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import errno
 import os
 import re
 import shutil
+import stat
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._version import (
     compare_versions,
@@ -200,22 +202,71 @@ def resolve_in_root(root, path, max_links=40):
     return os.path.join(root, *resolved) if resolved else root
 
 
-def read_bytes(root, path):
-    """Return (bytes or None, error sentence or None). A missing file is (None, None)."""
+# Largest file read whole, per kind (bytes). Real files are far smaller (a device-tree model is
+# under 100 bytes, /proc/meminfo about 1.5 kB) except dpkg's status database, which is a few MB
+# on a full JetPack install. A larger file is not read and its fact is unknown, with a warning.
+MAX_FILE_BYTES = {
+    'device_tree': 4096,
+    'text': 65536,
+    'dpkg_status': 64 * 1024 * 1024,
+}
+MAX_MODEL_CHARS = 256  # a device-tree model string longer than this is cut (with a warning)
+
+_FILE_KINDS = (
+    (stat.S_ISDIR, 'a directory'), (stat.S_ISFIFO, 'a FIFO'), (stat.S_ISCHR, 'a character device'),
+    (stat.S_ISBLK, 'a block device'), (stat.S_ISSOCK, 'a socket'),
+)
+
+
+def _kind(mode):
+    for test, name in _FILE_KINDS:
+        if test(mode):
+            return name
+    return 'not a file'
+
+
+def read_bytes(root, path, limit=None):
+    """Return (bytes or None, error sentence or None). A missing file is (None, None).
+
+    Only regular files are read (a FIFO or a device node would block or never end), and at
+    most ``limit`` bytes (default: MAX_FILE_BYTES['text']); a larger file is an error sentence.
+    """
+    limit = MAX_FILE_BYTES['text'] if limit is None else limit
     real = resolve_in_root(root, path)
     if real is None:
         return None, 'too many symbolic links while resolving %s below %s' % (path, root)
     try:
-        with open(real, 'rb') as handle:
-            return handle.read(), None
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; regular files ignore the flag.
+        fd = os.open(real, os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0) | getattr(os, 'O_NOCTTY', 0))
     except (IOError, OSError) as exc:
-        if getattr(exc, 'errno', None) == 2 or not os.path.lexists(real):
+        if getattr(exc, 'errno', None) == errno.ENOENT or not os.path.lexists(real):
             return None, None
+        if getattr(exc, 'errno', None) == errno.EISDIR:
+            return None, '%s is not a regular file (a directory): ignored' % real
         return None, 'cannot read %s: %s' % (real, getattr(exc, 'strerror', None) or exc)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            return None, '%s is not a regular file (%s): ignored' % (real, _kind(mode))
+        chunks = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, min(65536, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            return None, '%s is larger than %d bytes: not read (a real file is much smaller)' % (real, limit)
+        return b''.join(chunks), None
+    except (IOError, OSError) as exc:
+        return None, 'cannot read %s: %s' % (real, getattr(exc, 'strerror', None) or exc)
+    finally:
+        os.close(fd)
 
 
-def read_text(root, path):
-    data, error = read_bytes(root, path)
+def read_text(root, path, limit=None):
+    data, error = read_bytes(root, path, limit=limit)
     if data is None:
         return None, error
     return data.decode('utf-8', 'replace'), None
@@ -732,7 +783,7 @@ def _empty_l4t():
 
 def _read_device_tree(root, name, warnings):
     for base in DT_DIRS:
-        data, error = read_bytes(root, base + '/' + name)
+        data, error = read_bytes(root, base + '/' + name, limit=MAX_FILE_BYTES['device_tree'])
         if error:
             warnings.append(error)
         if data is not None:
@@ -756,7 +807,7 @@ def _gather_l4t(root, warnings, alerts):
                    'L4T version unknown unless dpkg knows nvidia-l4t-core' % (PATHS['nv_tegra_release'], first))
             warnings.append(msg)
             alerts.append(msg)
-    status, error = read_text(root, PATHS['dpkg_status'])
+    status, error = read_text(root, PATHS['dpkg_status'], limit=MAX_FILE_BYTES['dpkg_status'])
     if error:
         warnings.append(error)
     if parsed is None and status is not None:
@@ -831,6 +882,10 @@ def gather(root='/', run_command=None, run_nvpmodel=True, which=None):
 
     compatible = parse_compatible(_read_device_tree(root, 'compatible', warnings))
     model = parse_model(_read_device_tree(root, 'model', warnings))
+    if model is not None and len(model) > MAX_MODEL_CHARS:
+        warnings.append('the device-tree model string is %d characters long: cut to %d'
+                        % (len(model), MAX_MODEL_CHARS))
+        model = model[:MAX_MODEL_CHARS]
 
     meminfo_text, error = read_text(root, PATHS['meminfo'])
     if error:

@@ -480,7 +480,7 @@ def test_read_bytes_reports_unreadable_paths(tmp_path):
     (tmp_path / 'proc' / 'meminfo').mkdir(parents=True)  # a directory where a file should be
     data, error = J.read_bytes(str(tmp_path), '/proc/meminfo')
     assert data is None
-    assert 'cannot read' in error and 'meminfo' in error
+    assert 'is not a regular file (a directory)' in error and 'meminfo' in error
 
 
 # --- gather over the committed fixtures --------------------------------------------------------
@@ -841,3 +841,54 @@ def test_fixtures_match_generator(tmp_path):
             assert generated[rel][1] == value, rel
         elif kind == 'file':
             assert filecmp.cmp(value, generated[rel][1], shallow=False), rel
+
+
+# --- hostile files under root (issue 9) ----------------------------------------------------------
+
+def _orin_root(root):
+    write(root, 'proc/device-tree/compatible', b'nvidia,p3737-0000+p3701-0005\0nvidia,p3701-0005\0nvidia,tegra234\0')
+    write(root, 'proc/device-tree/model', b'NVIDIA Jetson AGX Orin Developer Kit\0')
+    write(root, 'proc/meminfo', 'MemTotal:       64322512 kB\nMemAvailable:   59515780 kB\n')
+
+
+@pytest.mark.parametrize('rel', ['etc/nv_tegra_release', 'proc/device-tree/model', 'proc/meminfo',
+                                 'var/lib/dpkg/status', 'etc/nv_boot_control.conf'])
+def test_fifo_under_root_is_skipped_not_read(tmp_path, rel):
+    _orin_root(tmp_path)
+    path = os.path.join(str(tmp_path), rel)
+    if os.path.exists(path):
+        os.remove(path)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    os.mkfifo(path)
+    code = ('import sys; sys.path[:0] = %r\n'
+            'from ansible_collections.jetson_llm.vllm.plugins.module_utils import _jetson as J\n'
+            'facts = J.gather_facts(%r, run_nvpmodel=False)\n'
+            'print("\\n".join(facts["warnings"]))\n' % (sys.path, str(tmp_path)))
+    proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=10)
+    assert proc.returncode == 0, proc.stderr
+    assert 'is not a regular file (a FIFO)' in proc.stdout and rel in proc.stdout
+
+
+def test_read_bytes_refuses_devices_and_directories(tmp_path):
+    os.makedirs(os.path.join(str(tmp_path), 'etc', 'nv_tegra_release'))
+    data, error = J.read_bytes(str(tmp_path), '/etc/nv_tegra_release')
+    assert data is None and 'is not a regular file (a directory)' in error
+    os.symlink('/dev/zero', os.path.join(str(tmp_path), 'zero'))  # resolved inside root: missing
+    assert J.read_bytes(str(tmp_path), '/zero') == (None, None)
+
+
+def test_oversized_files_are_not_read_whole(tmp_path):
+    _orin_root(tmp_path)
+    write(tmp_path, 'proc/device-tree/model', b'NVIDIA Jetson AGX Orin ' + b'A' * 200000 + b'\0')
+    facts = J.gather_facts(str(tmp_path), run_nvpmodel=False)
+    assert facts['model'] is None
+    assert any('/proc/device-tree/model' in w and 'larger than %d bytes' % J.MAX_FILE_BYTES['device_tree'] in w
+               for w in facts['warnings'])
+    assert facts['product_line'] == 'orin-agx'  # the compatible string still classifies it
+
+
+def test_model_string_is_truncated(tmp_path):
+    _orin_root(tmp_path)
+    write(tmp_path, 'proc/device-tree/model', b'NVIDIA Jetson AGX Orin ' + b'B' * 3000 + b'\0')
+    facts = J.gather_facts(str(tmp_path), run_nvpmodel=False)
+    assert len(facts['model']) == J.MAX_MODEL_CHARS
