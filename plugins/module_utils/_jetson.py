@@ -20,13 +20,16 @@ import re
 import shutil
 import stat
 
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _devices
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._devices import (  # noqa: F401 (re-exported)
+    ORIN_IMAGE, UPSTREAM_IMAGE, is_max_performance)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._version import (
     compare_versions,
     parse_version,
 )
 
 # --------------------------------------------------------------------------------------------
-# Reference data (docs/jetson_facts.md and /work/shared/reference/jetson-identity.md)
+# Reference data (docs/jetson_facts.md)
 # --------------------------------------------------------------------------------------------
 
 SOC_GENERATION = {
@@ -70,14 +73,7 @@ MODULE_FAMILIES = {
     # p3767 covers both Orin NX and Orin Nano: an unknown suffix cannot tell them apart.
 }
 
-PRODUCT_LINE_GENERATION = {
-    'thor-agx': 'thor',
-    'orin-agx': 'orin',
-    'orin-nx': 'orin',
-    'orin-nano': 'orin',
-    'xavier-agx': 'xavier',
-    'xavier-nx': 'xavier',
-}
+PRODUCT_LINE_GENERATION = dict((line, entry['generation']) for line, entry in _devices.FAMILIES.items())
 
 PRODUCT_LINE_SOC = {
     'thor': 'tegra264',
@@ -99,14 +95,7 @@ SKU_LABELS = {
     'xavier-nx': 'Jetson Xavier NX',
 }
 
-PRODUCT_LINE_LABELS = {
-    'thor-agx': 'Jetson AGX Thor',
-    'orin-agx': 'Jetson AGX Orin',
-    'orin-nx': 'Jetson Orin NX',
-    'orin-nano': 'Jetson Orin Nano',
-    'xavier-agx': 'Jetson AGX Xavier',
-    'xavier-nx': 'Jetson Xavier NX',
-}
+PRODUCT_LINE_LABELS = dict((line, entry['label']) for line, entry in _devices.FAMILIES.items())
 
 GIB_MB = 1024  # MB per GiB (MB here = MiB = kB // 1024, as /proc/meminfo counts)
 THOR_T5000_MIN_MB = 96 * GIB_MB
@@ -143,9 +132,7 @@ L4T_RANGES = [
 
 UNKNOWN = 'unknown'
 
-ORIN_IMAGE = 'ghcr.io/nvidia-ai-iot/vllm:latest-jetson-orin'
-UPSTREAM_IMAGE = 'vllm/vllm-openai:latest'
-UPSTREAM_MIN_VLLM = '0.20'
+UPSTREAM_MIN_VLLM = _devices.vstr(_devices.UPSTREAM_MIN_VLLM)
 SUPER_MODE_MIN_L4T = (36, 4, 3)  # JetPack 6.2 adds the Orin Nano/NX Super power modes
 
 # Commands (nvpmodel) run only when the root is the running system.
@@ -520,14 +507,6 @@ def parse_nvpmodel_status(text):
     return int(match.group(1)) if match else None
 
 
-def is_max_performance(mode_name):
-    """MAXN or MAXN_* (MAXN_SUPER) is maximum performance; None when the name is unknown."""
-    if not mode_name:
-        return None
-    name = mode_name.strip().upper()
-    return name == 'MAXN' or name.startswith('MAXN_')
-
-
 # --------------------------------------------------------------------------------------------
 # Classification
 # --------------------------------------------------------------------------------------------
@@ -699,12 +678,13 @@ def classify(compatible, model=None, boot_control=None, mem_total_mb=None):
 # --------------------------------------------------------------------------------------------
 
 def runtime_requirements(generation, l4t_major=None, is_jetson=True):
-    """The vLLM runtime path a device must use.
+    """The vLLM runtime path a device must use (the rule is ``_devices.runtime_rule``).
 
     Thor -> upstream vLLM 0.20+ (vllm/vllm-openai:latest; a validated native 0.20+ is also fine).
     Orin on L4T r39+ (JetPack 7.2) -> upstream 0.20+. Older Orin -> the NVIDIA-AI-IOT image.
-    Orin with an unknown L4T -> the NVIDIA-AI-IOT image (what JetPack 5/6 fleets run) plus a note:
-    verify the release. Xavier, unknown and non-Jetson hosts -> unsupported.
+    Orin with an unknown L4T -> the NVIDIA-AI-IOT image (what JetPack 5/6 fleets run) plus a
+    warning: verify the release; speculative_plan assumes the same. Xavier, unknown and
+    non-Jetson hosts -> unsupported.
     Returns {path, image, min_vllm_version, forbidden_images, notes, warning (str or None)}.
     """
     out = {'path': 'unsupported', 'image': None, 'min_vllm_version': None, 'forbidden_images': [],
@@ -712,31 +692,27 @@ def runtime_requirements(generation, l4t_major=None, is_jetson=True):
     if not is_jetson:
         out['notes'].append('not a Jetson: this collection manages vLLM on Jetson Thor and Orin only')
         return out
+    rule = _devices.runtime_rule(generation, l4t_major)
+    minimum = _devices.vstr(rule['min_vllm_version']) if rule['min_vllm_version'] else None
+    out.update(path=rule['path'], image=rule['image'], min_vllm_version=minimum)
     if generation == 'thor':
-        out.update(path='upstream', image=UPSTREAM_IMAGE, min_vllm_version=UPSTREAM_MIN_VLLM,
-                   forbidden_images=[ORIN_IMAGE])
+        out['forbidden_images'] = [ORIN_IMAGE]
         out['notes'] += ['Thor runs upstream vLLM %s+ (%s); a validated native vLLM %s+ install is also valid'
-                         % (UPSTREAM_MIN_VLLM, UPSTREAM_IMAGE, UPSTREAM_MIN_VLLM),
-                         'never use the NVIDIA-AI-IOT Orin image (%s) on Thor' % ORIN_IMAGE]
-        return out
-    if generation == 'orin':
-        if l4t_major is not None and l4t_major >= 39:
-            out.update(path='upstream', image=UPSTREAM_IMAGE, min_vllm_version=UPSTREAM_MIN_VLLM)
-            out['notes'].append('Orin on L4T r%s (JetPack 7.2+) runs upstream vLLM %s+ (%s)'
-                                % (l4t_major, UPSTREAM_MIN_VLLM, UPSTREAM_IMAGE))
-            return out
-        out.update(path='nvidia-ai-iot', image=ORIN_IMAGE)
-        if l4t_major is None:
-            out['notes'].append('L4T release unknown: assuming a pre-r39 Orin (JetPack 5/6) and the NVIDIA-AI-IOT '
-                                'image; on L4T r39+ (JetPack 7.2) use upstream vLLM %s+ instead' % UPSTREAM_MIN_VLLM)
-            out['warning'] = ('Orin with an unknown L4T release: runtime path nvidia-ai-iot assumed; '
-                              'check /etc/nv_tegra_release (r39+ needs upstream vLLM %s+)' % UPSTREAM_MIN_VLLM)
-        else:
-            out['notes'].append('Orin on L4T r%s (before r39) runs the NVIDIA-AI-IOT vLLM image matching its '
-                                'JetPack; older runtimes may lack EAGLE-3 or the current --speculative-config form'
-                                % l4t_major)
-        return out
-    if generation == 'xavier':
+                         % (minimum, UPSTREAM_IMAGE, minimum),
+                         'never use an NVIDIA-AI-IOT image (%s, or any %s tag) on Thor'
+                         % (ORIN_IMAGE, ' or '.join(_devices.NVIDIA_AI_IOT_REPOSITORIES))]
+    elif generation == 'orin' and rule['path'] == 'upstream':
+        out['notes'].append('Orin on L4T r%s (JetPack 7.2+) runs upstream vLLM %s+ (%s)'
+                            % (l4t_major, minimum, UPSTREAM_IMAGE))
+    elif generation == 'orin' and rule['assumed']:
+        out['notes'].append('L4T release unknown: assuming a pre-r39 Orin (JetPack 5/6) and the NVIDIA-AI-IOT '
+                            'image; on L4T r39+ (JetPack 7.2) use upstream vLLM %s+ instead' % UPSTREAM_MIN_VLLM)
+        out['warning'] = _devices.UNKNOWN_L4T_ON_ORIN
+    elif generation == 'orin':
+        out['notes'].append('Orin on L4T r%s (before r39) runs the NVIDIA-AI-IOT vLLM image matching its '
+                            'JetPack; older runtimes may lack EAGLE-3 or the current --speculative-config form'
+                            % l4t_major)
+    elif generation == 'xavier':
         out['notes'].append('Xavier (tegra194) has no supported vLLM runtime path in this collection')
     else:
         out['notes'].append('unidentified Jetson: no supported vLLM runtime path')
@@ -750,15 +726,14 @@ def speculation_support(generation, product_line, is_jetson=True):
     if not is_jetson:
         out['reasons'].append('Not a Jetson: speculative decoding is only planned for Jetson Thor and AGX Orin.')
         return out
-    if product_line == 'thor-agx':
-        out.update(eagle3_supported=True, draft_model_supported=True, default_num_speculative_tokens=5)
-        out['reasons'].append('Thor has the memory for a target plus an EAGLE-3 head or a draft model; '
-                              'start at 5 speculative tokens.')
-    elif product_line == 'orin-agx':
-        out.update(eagle3_supported=True, draft_model_supported=True, default_num_speculative_tokens=3)
-        out['reasons'].append('AGX Orin has the memory for a target plus an EAGLE-3 head or a draft model; '
-                              'start at 3 speculative tokens.')
-    elif product_line in ('orin-nx', 'orin-nano'):
+    allowed = _devices.speculation_allowed(product_line)
+    if allowed == 'yes':
+        k = _devices.DEFAULT_NUM_SPECULATIVE_TOKENS[_devices.family(product_line)['generation']]
+        out.update(eagle3_supported=True, draft_model_supported=True, default_num_speculative_tokens=k)
+        out['reasons'].append('%s has the memory for a target plus an EAGLE-3 head or a draft model; '
+                              'start at %d speculative tokens.'
+                              % ({'thor-agx': 'Thor'}.get(product_line, 'AGX Orin'), k))
+    elif allowed == 'small':
         label = PRODUCT_LINE_LABELS[product_line]
         out['reasons'] += [
             'Never EAGLE-3 on %s: there is rarely room in its shared memory for target plus head, '

@@ -502,7 +502,7 @@ def test_runtime_image_rule(device, image, enable):
 def test_runtime_orin_image_on_thor_names_the_rule_once():
     result = run('thor-t5000', runtime_image=ORIN_IMAGE)  # the facts also list it in forbidden_images
     assert result['reasons'] == [
-        'Never use the NVIDIA-AI-IOT Orin image on Thor (runtime_image %s): Thor needs upstream vLLM 0.20+ (%s) or a '
+        'Never use an NVIDIA-AI-IOT image on Thor (runtime_image %s): Thor runs only upstream vLLM 0.20+ (%s) or a '
         'validated native vLLM 0.20+.' % (ORIN_IMAGE, UPSTREAM_IMAGE)]
 
 
@@ -515,9 +515,14 @@ def test_runtime_forbidden_images_from_facts_refused():
 
 def test_runtime_unknown_image_warns():
     thor = run(runtime_image='acme/vllm:custom')
-    orin = run('orin-agx-64gb', runtime_image='dustynv/vllm:r36.4.0')
+    orin = run('orin-agx-64gb', runtime_image='acme/vllm:r36.4.0')
+    orin39 = run('orin-agx-r39', runtime_image='acme/vllm:custom')
     assert thor['enable'] is True and any('acme/vllm:custom' in w for w in thor['warnings'])
-    assert orin['enable'] is True and any('dustynv/vllm' in w for w in orin['warnings'])
+    assert orin['enable'] is True and any('acme/vllm:r36.4.0' in w for w in orin['warnings'])
+    # Orin r39+ gets the same warning as Thor.
+    assert orin39['enable'] is True
+    assert [w.replace('Orin on L4T r39', 'Thor') for w in orin39['warnings'] if 'acme' in w] == \
+        [w for w in thor['warnings'] if 'acme' in w]
     assert any('runtime_image not given' in w for w in run('orin-agx-64gb', runtime_image=None)['warnings'])
 
 
@@ -532,11 +537,44 @@ def test_runtime_orin_l4t_36_vs_39(major, enable):
         assert result['refused_by'] == ['runtime']
 
 
-def test_runtime_orin_unknown_l4t_refused():
+def test_runtime_orin_unknown_l4t_assumes_what_facts_assume():
+    """Unknown L4T on Orin: planner and jetson_facts both assume the pre-r39 NVIDIA-AI-IOT path, with one warning."""
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils import _jetson as J
     jetson = facts('orin-agx-64gb')
     jetson['l4t'] = {'version': None, 'major': None}
+    facts_runtime = J.runtime_requirements('orin', None)
     result = run(jetson=jetson)
-    assert refused(result, 'runtime') and 'L4T release of this Orin is unknown' in result['reasons'][0]
+    assert result['enable'] is True and facts_runtime['path'] == 'nvidia-ai-iot'
+    assert facts_runtime['warning'] + '.' in result['warnings']
+    # the upstream image is then only a warning (it may be an r39 Orin), not a refusal
+    upstream = run(jetson=jetson, runtime_image=UPSTREAM_IMAGE)
+    assert upstream['enable'] is True and any('check the L4T release' in w for w in upstream['warnings'])
+
+
+@pytest.mark.parametrize('image', ['dustynv/vllm:r38.2-cu130', 'ghcr.io/nvidia-ai-iot/vllm:r36.4-tegra',
+                                   'GHCR.IO/NVIDIA-AI-IOT/VLLM:latest', 'docker.io/dustynv/vllm:0.20.1-r38',
+                                   'ghcr.io/nvidia-ai-iot/vllm@sha256:' + 'a' * 64,
+                                   'ghcr.io/nvidia-ai-iot/vllm:latest-jetson-orin@sha256:' + 'b' * 64])
+def test_runtime_nvidia_ai_iot_image_recognised_by_repository(image):
+    thor = run(runtime_image=image)
+    assert refused(thor, 'runtime') and 'Never use an NVIDIA-AI-IOT image on Thor' in thor['reasons'][0]
+    orin = run('orin-agx-64gb', runtime_image=image)
+    assert orin['enable'] is True and not any('NVIDIA-AI-IOT' in w for w in orin['warnings'])
+
+
+@pytest.mark.parametrize('image, version', [('vllm/vllm-openai:v0.10.0', '0.20.1'),
+                                            ('vllm/vllm-openai:v0.20.0', '0.20.1'),
+                                            ('docker.io/vllm/vllm-openai:0.19', '0.20.1')])
+def test_runtime_image_tag_contradicting_vllm_version_is_an_error(image, version):
+    with pytest.raises(SpeculativeInputError) as err:
+        run(runtime_image=image, vllm_version=version)
+    assert image in str(err.value) and 'vllm_version says' in str(err.value)
+
+
+@pytest.mark.parametrize('image', ['vllm/vllm-openai:v0.20.1', 'vllm/vllm-openai:v0.20', 'vllm/vllm-openai:latest',
+                                   'vllm/vllm-openai@sha256:' + 'c' * 64])
+def test_runtime_image_tag_agreeing_with_vllm_version(image):
+    assert run(runtime_image=image, vllm_version='0.20.1')['enable'] is True
 
 
 def test_runtime_facts_unsupported_path_refused():
