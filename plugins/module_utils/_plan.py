@@ -12,16 +12,16 @@ device rules come from ``_devices`` (the same tables jetson_facts reads).
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import re
-
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _devices
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._catalogue import CATALOGUE_ENTRY_KEYS, builtin_catalogue
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._catalogue import (
+    CATALOGUE_ENTRY_KEYS, builtin_catalogue, draft_size_estimate)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import (
     EPSILON, SpeculativeInputError, _at_least, _is_int, _vstr, check_bool, check_float, check_image_ref,
-    check_int, check_model_ref, check_vllm_version, parse_version, show)
+    check_int, check_model_ref, check_vllm_version, show)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_config import (
     MIN_VLLM_DRAFT_MODEL, MIN_VLLM_SPECULATIVE_CONFIG, config_json, validate_extra_config)
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._verdict import unwrap_benchmark  # noqa: F401
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._version import parse_version
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._verdict import metric, runs_by_concurrency, unwrap_benchmark
 
 METHODS = ('auto', 'eagle3', 'draft_model', 'ngram')
 
@@ -34,7 +34,13 @@ PLAN_DEFAULTS = {
     'gpu_memory_utilization_ceiling': 0.90,
     'min_free_memory_after_draft_mb': 2048,
     'min_acceptance_for_more_tokens': 0.6,
+    # TTFT "dominates" end-to-end latency when it is more than half of it (speculation shortens only
+    # the decode part). With the benchmark's default workload (2048 tokens in, 128 out) TTFT is well under
+    # half of e2e latency on Thor and AGX Orin, so the default refuses only prefill-bound workloads.
+    'max_ttft_share': 0.5,
 }
+STARTUP_FAILURES = ('oom', 'config_rejected', 'engine_init', 'crash_loop', 'timeout')
+NEXT_STEPS = ('first_attempt', 'lower_gpu_memory_utilization', 'smaller_draft', 'none')
 DEFAULT_NUM_SPECULATIVE_TOKENS = _devices.DEFAULT_NUM_SPECULATIVE_TOKENS
 # vLLM itself checks only num_speculative_tokens > 0, so there is no upstream maximum to copy. The cap is
 # this collection's: each speculative step reserves K extra KV slots and K+1 query tokens per sequence
@@ -203,7 +209,46 @@ def _check_plan_options(opts):
     opts['min_acceptance_for_more_tokens'] = check_float('min_acceptance_for_more_tokens',
                                                          opts['min_acceptance_for_more_tokens'], minimum=0.0,
                                                          maximum=1.0)
+    opts['max_ttft_share'] = check_float('max_ttft_share', opts['max_ttft_share'], minimum=0.0, maximum=1.0,
+                                         min_exclusive=True)
     return opts
+
+
+def check_previous_attempt(value):
+    """previous_attempt: {failure, gpu_memory_utilization, model}; return a clean copy or raise."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise SpeculativeInputError('previous_attempt must be a dictionary with failure (%s), gpu_memory_utilization '
+                                    'and model, got %s.' % (', '.join(STARTUP_FAILURES), show(value)))
+    unknown = sorted(str(k) for k in value if k not in ('failure', 'gpu_memory_utilization', 'model'))
+    if unknown:
+        raise SpeculativeInputError('previous_attempt has unknown keys %s; allowed: failure, gpu_memory_utilization, '
+                                    'model.' % show(unknown))
+    failure = value.get('failure')
+    if failure not in STARTUP_FAILURES:
+        raise SpeculativeInputError('previous_attempt.failure must be one of %s, got %s.'
+                                    % (', '.join(STARTUP_FAILURES), show(failure)))
+    gmu = check_float('previous_attempt.gpu_memory_utilization', value.get('gpu_memory_utilization'), minimum=0.0,
+                      maximum=1.0, min_exclusive=True, optional=failure != 'oom')
+    model = check_model_ref('previous_attempt.model', value.get('model') or None, optional=True)
+    return {'failure': failure, 'gpu_memory_utilization': gmu, 'model': model}
+
+
+def ttft_share(baseline_benchmark):
+    """TTFT / end-to-end latency (p50) of the baseline's concurrency-1 run, validated; raise when unusable."""
+    bench = unwrap_benchmark('baseline_benchmark', baseline_benchmark)
+    runs = runs_by_concurrency('baseline_benchmark', bench)
+    if 1 not in runs:
+        raise SpeculativeInputError('baseline_benchmark has no run at concurrency 1 (runs at %s): the TTFT check reads '
+                                    'the concurrency-1 run; benchmark with 1 in the concurrency list.'
+                                    % sorted(runs))
+    ttft = metric('baseline_benchmark', runs[1], 'ttft_ms_p50', 1)
+    e2e = metric('baseline_benchmark', runs[1], 'e2e_latency_ms_p50', 1)
+    if ttft > e2e:
+        raise SpeculativeInputError('baseline_benchmark at concurrency 1 has ttft_ms_p50 %s above e2e_latency_ms_p50 %s: '
+                                    'not a consistent result; measure again.' % (show(ttft), show(e2e)))
+    return ttft, e2e, ttft / e2e
 
 
 def plan(jetson, target_model, expected_concurrency, baseline_gpu_memory_utilization, method='auto',
@@ -216,12 +261,18 @@ def plan(jetson, target_model, expected_concurrency, baseline_gpu_memory_utiliza
          min_gpu_memory_utilization=PLAN_DEFAULTS['min_gpu_memory_utilization'],
          gpu_memory_utilization_ceiling=PLAN_DEFAULTS['gpu_memory_utilization_ceiling'],
          min_free_memory_after_draft_mb=PLAN_DEFAULTS['min_free_memory_after_draft_mb'],
-         min_acceptance_for_more_tokens=PLAN_DEFAULTS['min_acceptance_for_more_tokens']):
+         min_acceptance_for_more_tokens=PLAN_DEFAULTS['min_acceptance_for_more_tokens'],
+         baseline_benchmark=None, max_ttft_share=PLAN_DEFAULTS['max_ttft_share'], smaller_draft_model=None,
+         previous_attempt=None, measure_path=None):
     """Decide whether and how this Jetson should speculate. See the module documentation.
+
+    ``measure_path(path) -> MB or None`` sizes a local draft's weights (the module passes
+    ``_draft_size.weights_size_mb``); without it a local path is not measured.
 
     Returns a dict: enable, reasons, refused_by, warnings, method, speculative_config,
     speculative_config_json, gpu_memory_utilization, baseline_gpu_memory_utilization,
-    num_speculative_tokens, default_num_speculative_tokens, model, model_source, handoff.
+    num_speculative_tokens, default_num_speculative_tokens, model, model_source, handoff,
+    next_step, draft_size_mb, draft_size_source, ttft_share.
     Raises SpeculativeInputError on invalid input.
     """
     # ---- input validation (errors, not refusals) ------------------------------------------
@@ -246,7 +297,10 @@ def plan(jetson, target_model, expected_concurrency, baseline_gpu_memory_utiliza
     check_int('draft_size_mb', draft_size_mb, minimum=0, optional=True)
     check_bool('allow_small_devices', allow_small_devices)
     check_int('tensor_parallel_size', tensor_parallel_size, minimum=1)
+    smaller_draft_model = check_model_ref('smaller_draft_model', smaller_draft_model or None, optional=True)
+    previous = check_previous_attempt(previous_attempt)
     opts = _check_plan_options({
+        'max_ttft_share': max_ttft_share,
         'max_good_concurrency': max_good_concurrency, 'refuse_concurrency': refuse_concurrency,
         'gpu_memory_utilization_step': gpu_memory_utilization_step,
         'min_gpu_memory_utilization': min_gpu_memory_utilization,
@@ -255,10 +309,16 @@ def plan(jetson, target_model, expected_concurrency, baseline_gpu_memory_utiliza
         'min_acceptance_for_more_tokens': min_acceptance_for_more_tokens,
     })
     merged_catalogue = merge_catalogue(catalogue)
+    share = ttft_share(baseline_benchmark) if baseline_benchmark is not None else None
 
     d = _Decision()
     for text in version_warnings:
         d.warn(text)
+
+    # ---- start-up failure of the previous attempt: which step comes next ------------------
+    step = _next_step(d, previous, baseline, smaller_draft_model, opts) if previous else None
+    if step and step['next_step'] == 'smaller_draft':
+        method, draft_model = 'draft_model', smaller_draft_model
 
     # ---- family ---------------------------------------------------------------------------
     small = _family_rule(d, facts, allow_small_devices)
@@ -268,17 +328,23 @@ def plan(jetson, target_model, expected_concurrency, baseline_gpu_memory_utiliza
     chosen, model, model_source = _method_rule(d, facts, method, target_model, eagle3_head, draft_model,
                                                merged_catalogue, small)
 
-    # ---- concurrency ----------------------------------------------------------------------
+    # ---- workload: concurrency and TPOT-bound ---------------------------------------------
     _concurrency_rule(d, expected_concurrency, opts)
+    _ttft_rule(d, share, opts)
 
     # ---- runtime --------------------------------------------------------------------------
     _runtime_rule(d, facts, version, runtime_image, chosen)
+    if previous and previous['failure'] == 'config_rejected':
+        _config_rejected(d)
 
     # ---- num_speculative_tokens -----------------------------------------------------------
     k = _tokens_rule(d, facts, default_k, num_speculative_tokens, measured_acceptance_rate, strict, opts)
 
     # ---- memory ---------------------------------------------------------------------------
-    new_gmu = _memory_rule(d, chosen, baseline, free_memory_mb, draft_size_mb, facts, opts)
+    draft_mb, draft_source = _draft_size(d, chosen, model, draft_size_mb, measure_path)
+    new_gmu = _memory_rule(d, chosen, baseline, free_memory_mb, draft_mb, facts, opts)
+    if step and step['gpu_memory_utilization'] is not None:
+        new_gmu = step['gpu_memory_utilization']
 
     # ---- speculative_config (validated even when refused: bad input is an error) ----------
     extra = validate_extra_config(extra_config, chosen or method, version, k, tensor_parallel_size)
@@ -312,7 +378,11 @@ def plan(jetson, target_model, expected_concurrency, baseline_gpu_memory_utiliza
         'baseline_gpu_memory_utilization': baseline,
         'num_speculative_tokens': k if enable else None,
         'default_num_speculative_tokens': default_k,
-        'handoff': _handoff(enable, d.actions),
+        'handoff': _handoff(enable, d.actions, opts),
+        'next_step': (step['next_step'] if step else 'first_attempt') if enable else 'none',
+        'draft_size_mb': draft_mb,
+        'draft_size_source': draft_source,
+        'ttft_share': round(share[2], 4) if share else None,
     }
 
 
@@ -322,21 +392,112 @@ _ACTION_TEXT = {
     'provide_draft_model': 'pass a small same-family draft_model that shares the target\'s tokenizer',
     'upgrade_vllm': 'upgrade vLLM to the version the runtime rule asks for',
     'change_runtime': 'switch the baseline to the runtime image the device needs',
-    'free_memory': 'free at least 2 GB (stop other services, lower --max-model-len)',
-    'memory_tuning': 'hand off to memory tuning',
-    'smaller_draft': 'use a smaller draft',
+    'free_memory': 'free at least %(need)s MB first (stop other services, lower --max-model-len, or lower the '
+                   'baseline --gpu-memory-utilization)',
+    'lower_gpu_memory_utilization': 'try again one gpu_memory_utilization_step (%(step)s) lower',
+    'memory_tuning': 'hand off to memory tuning (jetson-inference-mem-tune)',
+    'smaller_draft': 'use a smaller draft (smaller_draft_model)',
     'smaller_model': 'serve a smaller model',
     'better_quantisation': 'serve a better-quantised model (e.g. FP8/INT4)',
-    'no_speculation': 'keep serving without speculation',
+    'no_speculation': 'go back to the non-speculative command (the baseline service without --speculative-config)',
 }
 
 
-def _handoff(enable, actions):
+def _handoff(enable, actions, opts):
     if enable:
         return {'actions': [], 'summary': ''}
     ordered = [a for a in HANDOFF_ACTIONS if a in actions]
-    text = '; '.join(_ACTION_TEXT[a] for a in ordered)
+    values = {'need': opts['min_free_memory_after_draft_mb'], 'step': '%.2f' % opts['gpu_memory_utilization_step']}
+    text = '; '.join(_ACTION_TEXT[a] % values for a in ordered)
     return {'actions': ordered, 'summary': 'Next: %s.' % text}
+
+
+def _next_step(d, previous, baseline, smaller_draft_model, opts):
+    """The step after a failed start-up, in the specification's order; refuses when none is left.
+
+    Returns {next_step, gpu_memory_utilization (None: plan as usual)}.
+    """
+    failure = previous['failure']
+    step, floor = opts['gpu_memory_utilization_step'], opts['min_gpu_memory_utilization']
+    if failure == 'oom':
+        failed_gmu, failed_model = previous['gpu_memory_utilization'], previous['model']
+        first = round(baseline - step, 2)
+        lowered = round(failed_gmu - step, 2)
+        if failed_gmu >= first - EPSILON and lowered >= floor - EPSILON:
+            d.ground('The previous start-up ran out of memory at gpu_memory_utilization %.2f: next, one step lower, '
+                     '%.2f (the floor is %.2f).' % (failed_gmu, lowered, floor))
+            return {'next_step': 'lower_gpu_memory_utilization', 'gpu_memory_utilization': lowered}
+        if smaller_draft_model and failed_model != smaller_draft_model:
+            d.ground('The previous start-up ran out of memory at gpu_memory_utilization %.2f%s: next, the smaller '
+                     'draft %s at %.2f.' % (failed_gmu, ' (already lowered)' if failed_gmu < first - EPSILON else
+                                            ' (one step lower would be %.2f, below the floor %.2f)' % (lowered, floor),
+                                            smaller_draft_model, failed_gmu))
+            return {'next_step': 'smaller_draft', 'gpu_memory_utilization': round(failed_gmu, 2)}
+        tried = ('the smaller draft %s also ran out of memory' % smaller_draft_model if smaller_draft_model
+                 else 'no smaller_draft_model was given')
+        d.refuse('startup', 'The previous start-up ran out of memory at gpu_memory_utilization %.2f after the lower '
+                 'setting was tried (or would fall below the floor %.2f), and %s: disable speculation and hand off to '
+                 'memory tuning.' % (failed_gmu, floor, tried),
+                 ['memory_tuning', 'no_speculation'] + ([] if smaller_draft_model else ['smaller_draft']))
+        return {'next_step': 'none', 'gpu_memory_utilization': None}
+    texts = {
+        'engine_init': ('The previous start-up failed in engine initialisation ("Engine core initialization failed"): '
+                        'read the root cause in the service log; speculation is disabled until it is fixed.',
+                        ['memory_tuning', 'no_speculation']),
+        'crash_loop': ('The previous start-up crashed repeatedly: go back to the non-speculative command and read the '
+                       'service log before trying speculation again.', ['no_speculation']),
+        'timeout': ('The previous start-up did not become ready in time (the draft download or its warm-up may be '
+                    'too slow): go back to the non-speculative command; try again with the draft already in the '
+                    'cache.', ['no_speculation']),
+    }
+    if failure in texts:
+        text, actions = texts[failure]
+        d.refuse('startup', text, actions)
+    return {'next_step': 'none', 'gpu_memory_utilization': None}
+
+
+def _config_rejected(d):
+    """vLLM rejected --speculative-config: the runtime rule was re-checked; refuse either way."""
+    runtime_refused = 'runtime' in d.refused_by
+    d.refuse('startup', 'vLLM rejected --speculative-config at the previous start-up%s: go back to the '
+             'non-speculative command.' % (' and the runtime rule explains why (see the other reasons)'
+                                           if runtime_refused else '; the runtime rule finds nothing wrong, so check '
+                                           'the service log for the exact error'), ['no_speculation'])
+
+
+def _ttft_rule(d, share, opts):
+    limit = opts['max_ttft_share']
+    if share is None:
+        d.warn('No baseline_benchmark given: cannot check that TPOT, not TTFT, is the bottleneck (speculation does '
+               'not reduce TTFT-dominated latency); pass the baseline vllm_benchmark result.')
+        return
+    ttft, e2e, ratio = share
+    if ratio > limit + EPSILON:
+        d.refuse('workload', 'TTFT dominates the baseline latency at concurrency 1 (ttft_ms_p50 %.1f of '
+                 'e2e_latency_ms_p50 %.1f ms, %.0f %% > %.0f %%): speculation does not reduce TTFT-dominated latency.'
+                 % (ttft, e2e, ratio * 100, limit * 100), ['no_speculation'])
+    else:
+        d.ground('TPOT is the bottleneck: TTFT is %.0f %% of the baseline latency at concurrency 1 (<= %.0f %%).'
+                 % (ratio * 100, limit * 100))
+
+
+def _draft_size(d, method, model, given, measure_path):
+    """(draft size in MB or None, source): given, catalogue estimate, or measured local weights."""
+    if method not in ('eagle3', 'draft_model') or model is None:
+        return None, None
+    if given is not None:
+        return given, 'option'
+    estimate = draft_size_estimate(model)
+    if estimate is not None:
+        d.ground('Draft size %s MB estimated from the catalogue (%s); pass draft_size_mb to override.'
+                 % (estimate, model))
+        return estimate, 'catalogue'
+    if model.startswith('/') and measure_path is not None:
+        measured = measure_path(model)
+        if measured is not None:
+            d.ground('Draft size %s MB measured from the weight files under %s.' % (measured, model))
+            return measured, 'weights'
+    return None, None
 
 
 def _family_rule(d, facts, allow_small_devices):
@@ -592,34 +753,54 @@ def _tokens_rule(d, facts, default_k, override, acceptance, strict, opts):
 
 
 def _memory_rule(d, method, baseline, free_mb, draft_mb, facts, opts):
-    """Return the new gpu_memory_utilization (the baseline for ngram / refusals)."""
+    """Return the new gpu_memory_utilization (the baseline for ngram / refusals).
+
+    Near the ceiling (the baseline within one step of gpu_memory_utilization_ceiling, or above it)
+    speculation is enabled only when the MEASURED free memory leaves min_free_memory_after_draft_mb
+    after the draft; elsewhere an unknown free memory or draft size is only a warning.
+    """
     if method == 'ngram':
         d.ground('ngram needs no draft weights: gpu_memory_utilization stays at %.2f and the draft headroom check '
                  'does not apply.' % baseline)
         return round(baseline, 2)
     ceiling, floor = opts['gpu_memory_utilization_ceiling'], opts['min_gpu_memory_utilization']
-    need = opts['min_free_memory_after_draft_mb']
-    new = round(baseline - opts['gpu_memory_utilization_step'], 2)
-    memory_actions = ['free_memory', 'memory_tuning', 'smaller_draft', 'no_speculation']
-    if baseline >= ceiling - EPSILON:
-        d.refuse('memory', 'The baseline gpu_memory_utilization %.2f is at or above %.2f: memory tuning already pushed '
-                 'it near the ceiling. Free at least 2 GB (%s MB) first, then plan again.' % (baseline, ceiling, need),
-                 memory_actions)
-    elif new < floor - EPSILON:
+    step, need = opts['gpu_memory_utilization_step'], opts['min_free_memory_after_draft_mb']
+    new = round(baseline - step, 2)
+    near = baseline >= ceiling - step - EPSILON
+    if new < floor - EPSILON:
         d.refuse('memory', 'Lowering gpu_memory_utilization from %.2f by %.2f gives %.2f, below the floor of %.2f: the '
                  'target would keep too little KV cache. Tune memory first.'
-                 % (baseline, opts['gpu_memory_utilization_step'], new, floor), ['memory_tuning', 'no_speculation'])
+                 % (baseline, step, new, floor), ['memory_tuning', 'no_speculation'])
     else:
         d.ground('gpu_memory_utilization lowered from %.2f to %.2f to leave room for the draft.' % (baseline, new))
+    source = 'free_memory_mb'
     if free_mb is None:
-        free_mb = facts['available_mb']
-    if free_mb is None or draft_mb is None:
+        free_mb, source = facts['available_mb'], "jetson_facts' memory.available_mb (MemAvailable)"
+    unknown = ' and '.join(n for n, v in (('free memory', free_mb), ('draft size', draft_mb)) if v is None)
+    if near:
+        case = ('Near the ceiling: the baseline gpu_memory_utilization %.2f is within one step (%.2f) of the ceiling '
+                '%.2f' % (baseline, step, ceiling))
+        if unknown:
+            d.refuse('memory', '%s, and the %s is unknown, so the %s MB left after the draft cannot be confirmed: '
+                     'free at least %s MB first, or pass free_memory_mb (measured while the baseline serves) and '
+                     'draft_size_mb.' % (case, unknown, need, need), ['free_memory', 'memory_tuning', 'no_speculation'])
+        elif free_mb - draft_mb < need:
+            d.refuse('memory', '%s, and the measured free memory leaves %s MB after the draft (%s MB free from %s - %s '
+                     'MB draft), below %s MB: free at least %s MB first.'
+                     % (case, free_mb - draft_mb, free_mb, source, draft_mb, need, need),
+                     ['free_memory', 'memory_tuning', 'smaller_draft', 'no_speculation'])
+        else:
+            d.ground('%s; enabled because the measured free memory leaves %s MB after the draft (%s MB free from %s - '
+                     '%s MB draft, >= %s MB).' % (case, free_mb - draft_mb, free_mb, source, draft_mb, need))
+        return new
+    if unknown:
         d.warn('Free memory after the draft cannot be checked (%s unknown): pass free_memory_mb and draft_size_mb; '
                'an out-of-memory at startup means lowering gpu_memory_utilization, a smaller draft or no speculation.'
-               % ' and '.join(n for n, v in (('free memory', free_mb), ('draft size', draft_mb)) if v is None))
+               % unknown)
     elif free_mb - draft_mb < need:
-        d.refuse('memory', 'Free memory after the draft would be %s MB (%s MB free - %s MB draft), below %s MB: free '
-                 'at least 2 GB first.' % (free_mb - draft_mb, free_mb, draft_mb, need), memory_actions)
+        d.refuse('memory', 'Free memory after the draft would be %s MB (%s MB free from %s - %s MB draft), below %s MB: '
+                 'free at least %s MB first.' % (free_mb - draft_mb, free_mb, source, draft_mb, need, need),
+                 ['free_memory', 'memory_tuning', 'smaller_draft', 'no_speculation'])
     else:
         d.ground('Free memory after the draft: %s MB (>= %s MB).' % (free_mb - draft_mb, need))
     return new

@@ -14,7 +14,7 @@ __metaclass__ = type
 import math
 import re
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._version import compare_versions, parse_version, parse_version_strict  # noqa: F401
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._version import compare_versions, parse_version_strict
 
 
 class SpeculativeInputError(ValueError):

@@ -59,7 +59,7 @@ def unwrap_benchmark(name, value):
     return value
 
 
-def _runs_by_concurrency(name, bench):
+def runs_by_concurrency(name, bench):
     runs = {}
     for index, run in enumerate(bench['runs']):
         if not isinstance(run, dict):
@@ -105,7 +105,7 @@ def _check_concurrency_list(name, listed):
                                     % (name, show(listed)))
 
 
-def _metric(name, run, key, conc):
+def metric(name, run, key, conc):
     value = run.get(key)
     # Subnormal numbers (below sys.float_info.min) are not measurements: a ratio against them overflows.
     if not _is_number(value) or not math.isfinite(value) or value < sys.float_info.min:
@@ -186,8 +186,8 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
     base = unwrap_benchmark('baseline', baseline)
     cand = unwrap_benchmark('candidate', candidate)
     check_workloads_match(base, cand)
-    base_runs = _runs_by_concurrency('baseline', base)
-    cand_runs = _runs_by_concurrency('candidate', cand)
+    base_runs = runs_by_concurrency('baseline', base)
+    cand_runs = runs_by_concurrency('candidate', cand)
     if sorted(base_runs) != sorted(cand_runs):
         raise SpeculativeInputError('The benchmarks ran different concurrency lists: baseline %s, candidate %s.'
                                     % (sorted(base_runs), sorted(cand_runs)))
@@ -207,10 +207,10 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
                             'service on the same device.' % (key, base.get(key), cand.get(key)))
 
     b1, c1 = base_runs[LOW_CONCURRENCY], cand_runs[LOW_CONCURRENCY]
-    b_tput = _metric('baseline', b1, 'throughput_tok_s', 1)
-    c_tput = _metric('candidate', c1, 'throughput_tok_s', 1)
-    b_tpot = _metric('baseline', b1, 'tpot_ms_p50', 1)
-    c_tpot = _metric('candidate', c1, 'tpot_ms_p50', 1)
+    b_tput = metric('baseline', b1, 'throughput_tok_s', 1)
+    c_tput = metric('candidate', c1, 'throughput_tok_s', 1)
+    b_tpot = metric('baseline', b1, 'tpot_ms_p50', 1)
+    c_tpot = metric('candidate', c1, 'tpot_ms_p50', 1)
     gain = _ratio_change('throughput_tok_s', c_tput, b_tput)
     reduction = -_ratio_change('tpot_ms_p50', c_tpot, b_tpot)
     measurements = {'c1': {'baseline': {'throughput_tok_s': b_tput, 'tpot_ms_p50': b_tpot},
@@ -218,8 +218,8 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
 
     change8 = None
     if HIGH_CONCURRENCY in base_runs:
-        b8 = _metric('baseline', base_runs[HIGH_CONCURRENCY], 'throughput_tok_s', 8)
-        c8 = _metric('candidate', cand_runs[HIGH_CONCURRENCY], 'throughput_tok_s', 8)
+        b8 = metric('baseline', base_runs[HIGH_CONCURRENCY], 'throughput_tok_s', 8)
+        c8 = metric('candidate', cand_runs[HIGH_CONCURRENCY], 'throughput_tok_s', 8)
         change8 = _ratio_change('concurrency-8 throughput_tok_s', c8, b8)
         measurements['c8'] = {'baseline': {'throughput_tok_s': b8}, 'candidate': {'throughput_tok_s': c8}}
     else:
