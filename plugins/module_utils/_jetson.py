@@ -549,6 +549,19 @@ def _product_line_from_model(model):
     return None
 
 
+def _variant_from_model(product_line, model):
+    """Variant named by the model string, as NVIDIA's detect_jetson.sh reads it (T5000/T4000, Industrial)."""
+    low = (model or '').lower()
+    if product_line == 'thor-agx':
+        if re.search(r'\bt5000\b', low):
+            return 'thor-t5000'
+        if re.search(r'\bt4000\b', low):
+            return 'thor-t4000'
+    if product_line == 'orin-agx' and re.search(r'\bindustrial\b', low):
+        return 'orin-agx-industrial'
+    return None
+
+
 def _memory_variant(product_line, total_mb):
     """Variant from MemTotal for lines where the size is the only difference."""
     if total_mb is None:
@@ -599,7 +612,7 @@ def classify(compatible, model=None, boot_control=None, mem_total_mb=None):
     result = {
         'is_jetson': False, 'reason': None, 'generation': UNKNOWN, 'product_line': UNKNOWN,
         'variant': UNKNOWN, 'variant_source': None, 'module_part': module_part,
-        'carrier_part': carrier_part, 'soc': soc, 'sku': None, 'notes': [],
+        'carrier_part': carrier_part, 'soc': soc, 'sku': None, 'notes': [], 'conflict': False,
     }
     if not compatible:
         result['reason'] = ('no device-tree compatible file (proc/device-tree or sys/firmware/devicetree/base): '
@@ -640,11 +653,24 @@ def classify(compatible, model=None, boot_control=None, mem_total_mb=None):
             result['notes'].append('chip unknown (compatible %s); product line %s taken from the model string "%s"'
                                    % (', '.join(compatible), from_model, model))
 
+    if product_line == 'thor-agx':
+        # nv_boot_control.conf wins over the module part number (NVIDIA's detect_jetson.sh reads it first):
+        # it names the board the device was flashed as.
+        from_boot = parse_boot_control(boot_control)
+        if from_boot and variant and from_boot != variant:
+            result['notes'].append('module part %s says %s but %s says %s: %s is used (nv_boot_control.conf wins, '
+                                   'as in NVIDIA\'s detect_jetson.sh); check which module is fitted'
+                                   % (module_part, variant, '/etc/nv_boot_control.conf', from_boot, from_boot))
+            result['conflict'] = True
+        if from_boot and from_boot != variant:
+            variant, source = from_boot, 'nv_boot_control'
     if product_line is not None and variant is None:
-        if product_line == 'thor-agx':
-            variant = parse_boot_control(boot_control)
-            if variant:
-                source = 'nv_boot_control'
+        from_model = _variant_from_model(product_line, model)
+        if from_model:
+            variant = from_model
+            source = 'model-string' if source is None else source + '+model-string'
+            result['notes'].append('%s taken from the model string "%s" (module part %s does not tell)'
+                                   % (from_model, model, module_part))
         if variant is None:
             variant = _memory_variant(product_line, mem_total_mb)
             if variant:
@@ -893,6 +919,8 @@ def gather(root='/', run_command=None, run_nvpmodel=True, which=None):
         'model': model,
         'compatible': compatible,
         'sku': ident['sku'],
+        'sku_bucket': _devices.sku_bucket(ident['product_line'], ident['generation']) if ident['is_jetson']
+        else UNKNOWN,
         'l4t': l4t,
         'jetpack': UNKNOWN,
         'cuda': UNKNOWN,
@@ -903,6 +931,8 @@ def gather(root='/', run_command=None, run_nvpmodel=True, which=None):
         'warnings': warnings,
     }
     warnings.extend(ident['notes'])
+    if ident['conflict']:
+        alerts.append(ident['notes'][-1] if ident['notes'] else 'identity sources disagree')
 
     info = l4t_release_info(l4t['version'])
     facts['jetpack'], facts['cuda'] = info['jetpack'], info['cuda']
@@ -947,19 +977,28 @@ def gather_facts(root='/', run_command=None, run_nvpmodel=True, which=None):
     return gather(root=root, run_command=run_command, run_nvpmodel=run_nvpmodel, which=which)[0]
 
 
-def benchmark_identity(facts):
-    """Identity fields for a benchmark result.
+BENCHMARK_IDENTITY_KEYS = ('sku', 'sku_label', 'generation', 'product_line', 'variant', 'l4t', 'jetpack', 'power_mode',
+                           'max_performance')
 
-    {sku, generation, product_line, variant, l4t (version string or None), jetpack,
-    power_mode (name or None), max_performance}. Off-Jetson (or with no facts) every field is None.
+
+def benchmark_identity(facts):
+    """Identity fields for a benchmark result (the benchmark JSON contract).
+
+    {sku, sku_label, generation, product_line, variant, l4t (version string or None), jetpack,
+    power_mode (name or None), max_performance}. ``sku`` is the contract's bucket (thor,
+    orin-agx, orin-nx, orin-nano, unknown) that jetson-inference-mem-tune's recommend.py reads;
+    ``sku_label`` the marketing label ("Jetson AGX Thor T5000"). Off-Jetson (or with no facts)
+    ``sku`` is "unknown" and every other field is None.
     """
-    keys = ('sku', 'generation', 'product_line', 'variant', 'l4t', 'jetpack', 'power_mode', 'max_performance')
     if not facts or not facts.get('is_jetson'):
-        return dict((key, None) for key in keys)
+        out = dict((key, None) for key in BENCHMARK_IDENTITY_KEYS)
+        out['sku'] = UNKNOWN
+        return out
     power = facts.get('power') or {}
     l4t = facts.get('l4t') or {}
     return {
-        'sku': facts.get('sku'),
+        'sku': _devices.sku_bucket(facts.get('product_line'), facts.get('generation')),
+        'sku_label': facts.get('sku'),
         'generation': facts.get('generation'),
         'product_line': facts.get('product_line'),
         'variant': facts.get('variant'),

@@ -111,9 +111,19 @@ ORIN_BOOT = 'TNSPEC 3701-500-0000-J.0-1-1-jetson-agx-orin-devkit-\nCOMPATIBLE_SP
     (dict(compatible=compat('p3767-0005', 'p3768-0000')), ('orin', 'orin-nano', 'orin-nano-8gb', 'compatible-part')),
     (dict(compatible=compat('p2888-0004', 'p2822-0000', 'tegra194')), ('xavier', 'xavier-agx', 'xavier-agx', 'compatible-part')),
     (dict(compatible=compat('p3668-0001', 'p3509-0000', 'tegra194')), ('xavier', 'xavier-nx', 'xavier-nx', 'compatible-part')),
-    # the part number wins over boot control, memory and model string
+    # nv_boot_control wins over the part number when they disagree (NVIDIA's detect_jetson.sh; with a warning)
     (dict(compatible=compat('p3834-0000', None, 'tegra264'), boot_control=THOR_BOOT_DEVKIT, mem_total_mb=125772,
-          model='NVIDIA Jetson AGX Thor Developer Kit'), ('thor', 'thor-agx', 'thor-t4000', 'compatible-part')),
+          model='NVIDIA Jetson AGX Thor Developer Kit'), ('thor', 'thor-agx', 'thor-t5000', 'nv_boot_control')),
+    # the part number wins over memory and model string
+    (dict(compatible=compat('p3834-0000', None, 'tegra264'), mem_total_mb=125772,
+          model='NVIDIA Jetson AGX Thor T5000'), ('thor', 'thor-agx', 'thor-t4000', 'compatible-part')),
+    # Thor T5000/T4000 and AGX Orin Industrial from the model string when the part does not tell (before memory)
+    (dict(compatible=compat('p3834-9999', None, 'tegra264'), mem_total_mb=125772, model='NVIDIA Jetson T4000'),
+     ('thor', 'thor-agx', 'thor-t4000', 'model-string')),
+    (dict(compatible=compat('p3834-9999', None, 'tegra264'), mem_total_mb=62650,
+          model='NVIDIA Jetson AGX Thor T5000 Developer Kit'), ('thor', 'thor-agx', 'thor-t5000', 'model-string')),
+    (dict(compatible=compat('p3701-9999', 'p3737-0000'), mem_total_mb=62800, model='NVIDIA Jetson AGX Orin Industrial'),
+     ('orin', 'orin-agx', 'orin-agx-industrial', 'model-string')),
     (dict(compatible=compat('p3767-0000'), model='NVIDIA Jetson Orin Nano Developer Kit'),
      ('orin', 'orin-nx', 'orin-nx-16gb', 'compatible-part')),
     # Thor with an unknown suffix: nv_boot_control, then memory
@@ -552,7 +562,7 @@ def test_gather_schema_keys():
     facts = J.gather_facts(fixture('orin-agx-64gb'))
     assert sorted(facts) == sorted([
         'is_jetson', 'reason', 'generation', 'product_line', 'variant', 'variant_source', 'module_part', 'carrier_part',
-        'soc', 'super_mode', 'model', 'compatible', 'sku', 'l4t', 'jetpack', 'cuda', 'memory', 'power', 'vllm_runtime',
+        'soc', 'super_mode', 'model', 'compatible', 'sku', 'sku_bucket', 'l4t', 'jetpack', 'cuda', 'memory', 'power', 'vllm_runtime',
         'speculation', 'warnings'])
     assert sorted(facts['l4t']) == ['major', 'minor', 'patch', 'source', 'version']
     assert sorted(facts['memory']) == ['available_mb', 'swap_free_mb', 'swap_total_mb', 'total_mb']
@@ -793,9 +803,24 @@ def test_nvpmodel_live_disabled(monkeypatch):
 def test_benchmark_identity_jetson():
     facts = J.gather_facts(fixture('orin-nano-8gb-super'))
     assert J.benchmark_identity(facts) == {
-        'sku': 'Jetson Orin Nano 8GB', 'generation': 'orin', 'product_line': 'orin-nano', 'variant': 'orin-nano-8gb',
-        'l4t': '36.4.3', 'jetpack': '6.2', 'power_mode': 'MAXN_SUPER', 'max_performance': True,
+        'sku': 'orin-nano', 'sku_label': 'Jetson Orin Nano 8GB', 'generation': 'orin', 'product_line': 'orin-nano',
+        'variant': 'orin-nano-8gb', 'l4t': '36.4.3', 'jetpack': '6.2', 'power_mode': 'MAXN_SUPER',
+        'max_performance': True,
     }
+
+
+@pytest.mark.parametrize('name, bucket', [
+    ('thor-t5000', 'thor'), ('thor-t4000', 'thor'), ('thor-memory', 'thor'), ('orin-agx-64gb', 'orin-agx'),
+    ('orin-agx-r39', 'orin-agx'), ('orin-nx-8gb', 'orin-nx'), ('custom-carrier', 'orin-nx'),
+    ('orin-nano-4gb', 'orin-nano'), ('xavier-agx', 'unknown'), ('non-jetson-x86', 'unknown'),
+])
+def test_benchmark_identity_sku_is_the_contract_bucket(name, bucket):
+    """The benchmark contract's sku: thor | orin-agx | orin-nx | orin-nano | unknown (recommend.py reads it)."""
+    facts = J.gather_facts(fixture(name))
+    identity = J.benchmark_identity(facts)
+    assert identity['sku'] == bucket == facts['sku_bucket']
+    assert identity['sku'] in J._devices.SKU_BUCKETS
+    assert identity['sku_label'] == (facts['sku'] if facts['is_jetson'] else None)
 
 
 def test_benchmark_identity_not_at_maxn():
@@ -809,7 +834,8 @@ def test_benchmark_identity_off_jetson(source):
     facts = J.gather_facts(fixture(source)) if isinstance(source, str) else source
     identity = J.benchmark_identity(facts)
     assert sorted(identity) == ['generation', 'jetpack', 'l4t', 'max_performance', 'power_mode', 'product_line', 'sku',
-                                'variant']
+                                'sku_label', 'variant']
+    assert identity.pop('sku') == 'unknown'
     assert set(identity.values()) == {None}
 
 
