@@ -16,6 +16,12 @@ case-insensitive). Values:
 - ``draft_model``: a small model of the same family that shares the target's tokenizer and
   vocabulary size (None when no pair is documented).
 - ``alternatives``: other published heads for the same target (documentation only).
+
+``DRAFT_SIZE_MB`` estimates the memory a draft's weights take (BF16, rounded up), used by
+``speculative_plan`` when ``draft_size_mb`` is not given. Same-family draft models: the size of
+their published weight files. EAGLE-3 heads: one decoder layer of the target's width, the
+3-layer fusion and a 32k-token draft LM head, plus the embeddings where the head ships them,
+at 2 bytes per parameter. They are estimates: pass ``draft_size_mb`` when you know better.
 """
 
 from __future__ import (absolute_import, division, print_function)
@@ -72,7 +78,31 @@ CATALOGUE = {
 
 CATALOGUE_ENTRY_KEYS = ('eagle3_head', 'draft_model')
 
+# Draft (or EAGLE-3 head) repo id, lower-cased -> estimated weight size in MB (see the docstring).
+DRAFT_SIZE_MB = {
+    'meta-llama/llama-3.2-1b-instruct': 2400,
+    'qwen/qwen3-0.6b': 1500,
+    'yuhuili/eagle3-llama3.1-instruct-8b': 1700,
+    'redhatai/llama-3.1-8b-instruct-speculator.eagle3': 1700,
+    'yuhuili/eagle3-llama3.3-instruct-70b': 3300,
+    'angelslim/qwen3-1.7b_eagle3': 900,
+    'angelslim/qwen3-4b_eagle3': 1400,
+    'angelslim/qwen3-8b_eagle3': 2000,
+    'redhatai/qwen3-8b-speculator.eagle3': 2000,
+    'angelslim/qwen3-14b_eagle3': 2600,
+    'angelslim/qwen3-32b_eagle3': 3600,
+    'redhatai/qwen3-32b-speculator.eagle3': 3600,
+    'redhatai/gpt-oss-20b-speculator.eagle3': 2000,
+}
+
 
 def builtin_catalogue():
     """A deep copy of the shipped catalogue (callers may modify it freely)."""
     return copy.deepcopy(CATALOGUE)
+
+
+def draft_size_estimate(model):
+    """Estimated MB of a catalogued draft's (or EAGLE-3 head's) weights; None when not listed or a path."""
+    if model is None or model.startswith('/'):
+        return None
+    return DRAFT_SIZE_MB.get(model.lower())

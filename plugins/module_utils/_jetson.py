@@ -14,17 +14,22 @@ Only the Python standard library is used: this code runs on stock JetPack target
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import errno
 import os
 import re
 import shutil
+import stat
 
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _devices
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._devices import (  # noqa: F401 (re-exported)
+    ORIN_IMAGE, UPSTREAM_IMAGE, is_max_performance)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._version import (
     compare_versions,
     parse_version,
 )
 
 # --------------------------------------------------------------------------------------------
-# Reference data (docs/jetson_facts.md and /work/shared/reference/jetson-identity.md)
+# Reference data (docs/jetson_facts.md)
 # --------------------------------------------------------------------------------------------
 
 SOC_GENERATION = {
@@ -68,14 +73,7 @@ MODULE_FAMILIES = {
     # p3767 covers both Orin NX and Orin Nano: an unknown suffix cannot tell them apart.
 }
 
-PRODUCT_LINE_GENERATION = {
-    'thor-agx': 'thor',
-    'orin-agx': 'orin',
-    'orin-nx': 'orin',
-    'orin-nano': 'orin',
-    'xavier-agx': 'xavier',
-    'xavier-nx': 'xavier',
-}
+PRODUCT_LINE_GENERATION = dict((line, entry['generation']) for line, entry in _devices.FAMILIES.items())
 
 PRODUCT_LINE_SOC = {
     'thor': 'tegra264',
@@ -97,14 +95,7 @@ SKU_LABELS = {
     'xavier-nx': 'Jetson Xavier NX',
 }
 
-PRODUCT_LINE_LABELS = {
-    'thor-agx': 'Jetson AGX Thor',
-    'orin-agx': 'Jetson AGX Orin',
-    'orin-nx': 'Jetson Orin NX',
-    'orin-nano': 'Jetson Orin Nano',
-    'xavier-agx': 'Jetson AGX Xavier',
-    'xavier-nx': 'Jetson Xavier NX',
-}
+PRODUCT_LINE_LABELS = dict((line, entry['label']) for line, entry in _devices.FAMILIES.items())
 
 GIB_MB = 1024  # MB per GiB (MB here = MiB = kB // 1024, as /proc/meminfo counts)
 THOR_T5000_MIN_MB = 96 * GIB_MB
@@ -141,9 +132,7 @@ L4T_RANGES = [
 
 UNKNOWN = 'unknown'
 
-ORIN_IMAGE = 'ghcr.io/nvidia-ai-iot/vllm:latest-jetson-orin'
-UPSTREAM_IMAGE = 'vllm/vllm-openai:latest'
-UPSTREAM_MIN_VLLM = '0.20'
+UPSTREAM_MIN_VLLM = _devices.vstr(_devices.UPSTREAM_MIN_VLLM)
 SUPER_MODE_MIN_L4T = (36, 4, 3)  # JetPack 6.2 adds the Orin Nano/NX Super power modes
 
 # Commands (nvpmodel) run only when the root is the running system.
@@ -200,22 +189,71 @@ def resolve_in_root(root, path, max_links=40):
     return os.path.join(root, *resolved) if resolved else root
 
 
-def read_bytes(root, path):
-    """Return (bytes or None, error sentence or None). A missing file is (None, None)."""
+# Largest file read whole, per kind (bytes). Real files are far smaller (a device-tree model is
+# under 100 bytes, /proc/meminfo about 1.5 kB) except dpkg's status database, which is a few MB
+# on a full JetPack install. A larger file is not read and its fact is unknown, with a warning.
+MAX_FILE_BYTES = {
+    'device_tree': 4096,
+    'text': 65536,
+    'dpkg_status': 64 * 1024 * 1024,
+}
+MAX_MODEL_CHARS = 256  # a device-tree model string longer than this is cut (with a warning)
+
+_FILE_KINDS = (
+    (stat.S_ISDIR, 'a directory'), (stat.S_ISFIFO, 'a FIFO'), (stat.S_ISCHR, 'a character device'),
+    (stat.S_ISBLK, 'a block device'), (stat.S_ISSOCK, 'a socket'),
+)
+
+
+def _kind(mode):
+    for test, name in _FILE_KINDS:
+        if test(mode):
+            return name
+    return 'not a file'
+
+
+def read_bytes(root, path, limit=None):
+    """Return (bytes or None, error sentence or None). A missing file is (None, None).
+
+    Only regular files are read (a FIFO or a device node would block or never end), and at
+    most ``limit`` bytes (default: MAX_FILE_BYTES['text']); a larger file is an error sentence.
+    """
+    limit = MAX_FILE_BYTES['text'] if limit is None else limit
     real = resolve_in_root(root, path)
     if real is None:
         return None, 'too many symbolic links while resolving %s below %s' % (path, root)
     try:
-        with open(real, 'rb') as handle:
-            return handle.read(), None
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; regular files ignore the flag.
+        fd = os.open(real, os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0) | getattr(os, 'O_NOCTTY', 0))
     except (IOError, OSError) as exc:
-        if getattr(exc, 'errno', None) == 2 or not os.path.lexists(real):
+        if getattr(exc, 'errno', None) == errno.ENOENT or not os.path.lexists(real):
             return None, None
+        if getattr(exc, 'errno', None) == errno.EISDIR:
+            return None, '%s is not a regular file (a directory): ignored' % real
         return None, 'cannot read %s: %s' % (real, getattr(exc, 'strerror', None) or exc)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            return None, '%s is not a regular file (%s): ignored' % (real, _kind(mode))
+        chunks = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, min(65536, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            return None, '%s is larger than %d bytes: not read (a real file is much smaller)' % (real, limit)
+        return b''.join(chunks), None
+    except (IOError, OSError) as exc:
+        return None, 'cannot read %s: %s' % (real, getattr(exc, 'strerror', None) or exc)
+    finally:
+        os.close(fd)
 
 
-def read_text(root, path):
-    data, error = read_bytes(root, path)
+def read_text(root, path, limit=None):
+    data, error = read_bytes(root, path, limit=limit)
     if data is None:
         return None, error
     return data.decode('utf-8', 'replace'), None
@@ -469,14 +507,6 @@ def parse_nvpmodel_status(text):
     return int(match.group(1)) if match else None
 
 
-def is_max_performance(mode_name):
-    """MAXN or MAXN_* (MAXN_SUPER) is maximum performance; None when the name is unknown."""
-    if not mode_name:
-        return None
-    name = mode_name.strip().upper()
-    return name == 'MAXN' or name.startswith('MAXN_')
-
-
 # --------------------------------------------------------------------------------------------
 # Classification
 # --------------------------------------------------------------------------------------------
@@ -516,6 +546,19 @@ def _product_line_from_model(model):
             return 'xavier-nx'
         if 'agx' in low:
             return 'xavier-agx'
+    return None
+
+
+def _variant_from_model(product_line, model):
+    """Variant named by the model string, as NVIDIA's detect_jetson.sh reads it (T5000/T4000, Industrial)."""
+    low = (model or '').lower()
+    if product_line == 'thor-agx':
+        if re.search(r'\bt5000\b', low):
+            return 'thor-t5000'
+        if re.search(r'\bt4000\b', low):
+            return 'thor-t4000'
+    if product_line == 'orin-agx' and re.search(r'\bindustrial\b', low):
+        return 'orin-agx-industrial'
     return None
 
 
@@ -569,7 +612,7 @@ def classify(compatible, model=None, boot_control=None, mem_total_mb=None):
     result = {
         'is_jetson': False, 'reason': None, 'generation': UNKNOWN, 'product_line': UNKNOWN,
         'variant': UNKNOWN, 'variant_source': None, 'module_part': module_part,
-        'carrier_part': carrier_part, 'soc': soc, 'sku': None, 'notes': [],
+        'carrier_part': carrier_part, 'soc': soc, 'sku': None, 'notes': [], 'conflict': False,
     }
     if not compatible:
         result['reason'] = ('no device-tree compatible file (proc/device-tree or sys/firmware/devicetree/base): '
@@ -610,11 +653,24 @@ def classify(compatible, model=None, boot_control=None, mem_total_mb=None):
             result['notes'].append('chip unknown (compatible %s); product line %s taken from the model string "%s"'
                                    % (', '.join(compatible), from_model, model))
 
+    if product_line == 'thor-agx':
+        # nv_boot_control.conf wins over the module part number (NVIDIA's detect_jetson.sh reads it first):
+        # it names the board the device was flashed as.
+        from_boot = parse_boot_control(boot_control)
+        if from_boot and variant and from_boot != variant:
+            result['notes'].append('module part %s says %s but %s says %s: %s is used (nv_boot_control.conf wins, '
+                                   'as in NVIDIA\'s detect_jetson.sh); check which module is fitted'
+                                   % (module_part, variant, '/etc/nv_boot_control.conf', from_boot, from_boot))
+            result['conflict'] = True
+        if from_boot and from_boot != variant:
+            variant, source = from_boot, 'nv_boot_control'
     if product_line is not None and variant is None:
-        if product_line == 'thor-agx':
-            variant = parse_boot_control(boot_control)
-            if variant:
-                source = 'nv_boot_control'
+        from_model = _variant_from_model(product_line, model)
+        if from_model:
+            variant = from_model
+            source = 'model-string' if source is None else source + '+model-string'
+            result['notes'].append('%s taken from the model string "%s" (module part %s does not tell)'
+                                   % (from_model, model, module_part))
         if variant is None:
             variant = _memory_variant(product_line, mem_total_mb)
             if variant:
@@ -648,12 +704,13 @@ def classify(compatible, model=None, boot_control=None, mem_total_mb=None):
 # --------------------------------------------------------------------------------------------
 
 def runtime_requirements(generation, l4t_major=None, is_jetson=True):
-    """The vLLM runtime path a device must use.
+    """The vLLM runtime path a device must use (the rule is ``_devices.runtime_rule``).
 
     Thor -> upstream vLLM 0.20+ (vllm/vllm-openai:latest; a validated native 0.20+ is also fine).
     Orin on L4T r39+ (JetPack 7.2) -> upstream 0.20+. Older Orin -> the NVIDIA-AI-IOT image.
-    Orin with an unknown L4T -> the NVIDIA-AI-IOT image (what JetPack 5/6 fleets run) plus a note:
-    verify the release. Xavier, unknown and non-Jetson hosts -> unsupported.
+    Orin with an unknown L4T -> the NVIDIA-AI-IOT image (what JetPack 5/6 fleets run) plus a
+    warning: verify the release; speculative_plan assumes the same. Xavier, unknown and
+    non-Jetson hosts -> unsupported.
     Returns {path, image, min_vllm_version, forbidden_images, notes, warning (str or None)}.
     """
     out = {'path': 'unsupported', 'image': None, 'min_vllm_version': None, 'forbidden_images': [],
@@ -661,31 +718,27 @@ def runtime_requirements(generation, l4t_major=None, is_jetson=True):
     if not is_jetson:
         out['notes'].append('not a Jetson: this collection manages vLLM on Jetson Thor and Orin only')
         return out
+    rule = _devices.runtime_rule(generation, l4t_major)
+    minimum = _devices.vstr(rule['min_vllm_version']) if rule['min_vllm_version'] else None
+    out.update(path=rule['path'], image=rule['image'], min_vllm_version=minimum)
     if generation == 'thor':
-        out.update(path='upstream', image=UPSTREAM_IMAGE, min_vllm_version=UPSTREAM_MIN_VLLM,
-                   forbidden_images=[ORIN_IMAGE])
+        out['forbidden_images'] = [ORIN_IMAGE]
         out['notes'] += ['Thor runs upstream vLLM %s+ (%s); a validated native vLLM %s+ install is also valid'
-                         % (UPSTREAM_MIN_VLLM, UPSTREAM_IMAGE, UPSTREAM_MIN_VLLM),
-                         'never use the NVIDIA-AI-IOT Orin image (%s) on Thor' % ORIN_IMAGE]
-        return out
-    if generation == 'orin':
-        if l4t_major is not None and l4t_major >= 39:
-            out.update(path='upstream', image=UPSTREAM_IMAGE, min_vllm_version=UPSTREAM_MIN_VLLM)
-            out['notes'].append('Orin on L4T r%s (JetPack 7.2+) runs upstream vLLM %s+ (%s)'
-                                % (l4t_major, UPSTREAM_MIN_VLLM, UPSTREAM_IMAGE))
-            return out
-        out.update(path='nvidia-ai-iot', image=ORIN_IMAGE)
-        if l4t_major is None:
-            out['notes'].append('L4T release unknown: assuming a pre-r39 Orin (JetPack 5/6) and the NVIDIA-AI-IOT '
-                                'image; on L4T r39+ (JetPack 7.2) use upstream vLLM %s+ instead' % UPSTREAM_MIN_VLLM)
-            out['warning'] = ('Orin with an unknown L4T release: runtime path nvidia-ai-iot assumed; '
-                              'check /etc/nv_tegra_release (r39+ needs upstream vLLM %s+)' % UPSTREAM_MIN_VLLM)
-        else:
-            out['notes'].append('Orin on L4T r%s (before r39) runs the NVIDIA-AI-IOT vLLM image matching its '
-                                'JetPack; older runtimes may lack EAGLE-3 or the current --speculative-config form'
-                                % l4t_major)
-        return out
-    if generation == 'xavier':
+                         % (minimum, UPSTREAM_IMAGE, minimum),
+                         'never use an NVIDIA-AI-IOT image (%s, or any %s tag) on Thor'
+                         % (ORIN_IMAGE, ' or '.join(_devices.NVIDIA_AI_IOT_REPOSITORIES))]
+    elif generation == 'orin' and rule['path'] == 'upstream':
+        out['notes'].append('Orin on L4T r%s (JetPack 7.2+) runs upstream vLLM %s+ (%s)'
+                            % (l4t_major, minimum, UPSTREAM_IMAGE))
+    elif generation == 'orin' and rule['assumed']:
+        out['notes'].append('L4T release unknown: assuming a pre-r39 Orin (JetPack 5/6) and the NVIDIA-AI-IOT '
+                            'image; on L4T r39+ (JetPack 7.2) use upstream vLLM %s+ instead' % UPSTREAM_MIN_VLLM)
+        out['warning'] = _devices.UNKNOWN_L4T_ON_ORIN
+    elif generation == 'orin':
+        out['notes'].append('Orin on L4T r%s (before r39) runs the NVIDIA-AI-IOT vLLM image matching its '
+                            'JetPack; older runtimes may lack EAGLE-3 or the current --speculative-config form'
+                            % l4t_major)
+    elif generation == 'xavier':
         out['notes'].append('Xavier (tegra194) has no supported vLLM runtime path in this collection')
     else:
         out['notes'].append('unidentified Jetson: no supported vLLM runtime path')
@@ -699,15 +752,14 @@ def speculation_support(generation, product_line, is_jetson=True):
     if not is_jetson:
         out['reasons'].append('Not a Jetson: speculative decoding is only planned for Jetson Thor and AGX Orin.')
         return out
-    if product_line == 'thor-agx':
-        out.update(eagle3_supported=True, draft_model_supported=True, default_num_speculative_tokens=5)
-        out['reasons'].append('Thor has the memory for a target plus an EAGLE-3 head or a draft model; '
-                              'start at 5 speculative tokens.')
-    elif product_line == 'orin-agx':
-        out.update(eagle3_supported=True, draft_model_supported=True, default_num_speculative_tokens=3)
-        out['reasons'].append('AGX Orin has the memory for a target plus an EAGLE-3 head or a draft model; '
-                              'start at 3 speculative tokens.')
-    elif product_line in ('orin-nx', 'orin-nano'):
+    allowed = _devices.speculation_allowed(product_line)
+    if allowed == 'yes':
+        k = _devices.DEFAULT_NUM_SPECULATIVE_TOKENS[_devices.family(product_line)['generation']]
+        out.update(eagle3_supported=True, draft_model_supported=True, default_num_speculative_tokens=k)
+        out['reasons'].append('%s has the memory for a target plus an EAGLE-3 head or a draft model; '
+                              'start at %d speculative tokens.'
+                              % ({'thor-agx': 'Thor'}.get(product_line, 'AGX Orin'), k))
+    elif allowed == 'small':
         label = PRODUCT_LINE_LABELS[product_line]
         out['reasons'] += [
             'Never EAGLE-3 on %s: there is rarely room in its shared memory for target plus head, '
@@ -732,7 +784,7 @@ def _empty_l4t():
 
 def _read_device_tree(root, name, warnings):
     for base in DT_DIRS:
-        data, error = read_bytes(root, base + '/' + name)
+        data, error = read_bytes(root, base + '/' + name, limit=MAX_FILE_BYTES['device_tree'])
         if error:
             warnings.append(error)
         if data is not None:
@@ -756,7 +808,7 @@ def _gather_l4t(root, warnings, alerts):
                    'L4T version unknown unless dpkg knows nvidia-l4t-core' % (PATHS['nv_tegra_release'], first))
             warnings.append(msg)
             alerts.append(msg)
-    status, error = read_text(root, PATHS['dpkg_status'])
+    status, error = read_text(root, PATHS['dpkg_status'], limit=MAX_FILE_BYTES['dpkg_status'])
     if error:
         warnings.append(error)
     if parsed is None and status is not None:
@@ -831,6 +883,10 @@ def gather(root='/', run_command=None, run_nvpmodel=True, which=None):
 
     compatible = parse_compatible(_read_device_tree(root, 'compatible', warnings))
     model = parse_model(_read_device_tree(root, 'model', warnings))
+    if model is not None and len(model) > MAX_MODEL_CHARS:
+        warnings.append('the device-tree model string is %d characters long: cut to %d'
+                        % (len(model), MAX_MODEL_CHARS))
+        model = model[:MAX_MODEL_CHARS]
 
     meminfo_text, error = read_text(root, PATHS['meminfo'])
     if error:
@@ -863,6 +919,8 @@ def gather(root='/', run_command=None, run_nvpmodel=True, which=None):
         'model': model,
         'compatible': compatible,
         'sku': ident['sku'],
+        'sku_bucket': _devices.sku_bucket(ident['product_line'], ident['generation']) if ident['is_jetson']
+        else UNKNOWN,
         'l4t': l4t,
         'jetpack': UNKNOWN,
         'cuda': UNKNOWN,
@@ -873,6 +931,8 @@ def gather(root='/', run_command=None, run_nvpmodel=True, which=None):
         'warnings': warnings,
     }
     warnings.extend(ident['notes'])
+    if ident['conflict']:
+        alerts.append(ident['notes'][-1] if ident['notes'] else 'identity sources disagree')
 
     info = l4t_release_info(l4t['version'])
     facts['jetpack'], facts['cuda'] = info['jetpack'], info['cuda']
@@ -917,19 +977,28 @@ def gather_facts(root='/', run_command=None, run_nvpmodel=True, which=None):
     return gather(root=root, run_command=run_command, run_nvpmodel=run_nvpmodel, which=which)[0]
 
 
-def benchmark_identity(facts):
-    """Identity fields for a benchmark result.
+BENCHMARK_IDENTITY_KEYS = ('sku', 'sku_label', 'generation', 'product_line', 'variant', 'l4t', 'jetpack', 'power_mode',
+                           'max_performance')
 
-    {sku, generation, product_line, variant, l4t (version string or None), jetpack,
-    power_mode (name or None), max_performance}. Off-Jetson (or with no facts) every field is None.
+
+def benchmark_identity(facts):
+    """Identity fields for a benchmark result (the benchmark JSON contract).
+
+    {sku, sku_label, generation, product_line, variant, l4t (version string or None), jetpack,
+    power_mode (name or None), max_performance}. ``sku`` is the contract's bucket (thor,
+    orin-agx, orin-nx, orin-nano, unknown) that jetson-inference-mem-tune's recommend.py reads;
+    ``sku_label`` the marketing label ("Jetson AGX Thor T5000"). Off-Jetson (or with no facts)
+    ``sku`` is "unknown" and every other field is None.
     """
-    keys = ('sku', 'generation', 'product_line', 'variant', 'l4t', 'jetpack', 'power_mode', 'max_performance')
     if not facts or not facts.get('is_jetson'):
-        return dict((key, None) for key in keys)
+        out = dict((key, None) for key in BENCHMARK_IDENTITY_KEYS)
+        out['sku'] = UNKNOWN
+        return out
     power = facts.get('power') or {}
     l4t = facts.get('l4t') or {}
     return {
-        'sku': facts.get('sku'),
+        'sku': _devices.sku_bucket(facts.get('product_line'), facts.get('generation')),
+        'sku_label': facts.get('sku'),
         'generation': facts.get('generation'),
         'product_line': facts.get('product_line'),
         'variant': facts.get('variant'),

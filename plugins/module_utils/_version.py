@@ -46,6 +46,28 @@ def parse_version(value):
     return tuple(int(p) for p in match.group(1).split('.'))
 
 
+# A version string as vLLM (PEP 440) or a Debian package writes it: numbers, an optional
+# pre/post/dev release and an optional local label ("0.20.1", "v0.20.1rc1", "0.20.1.dev12+g1234abc",
+# "0.32.0+cpu"). Anything after that (spaces, ';', newlines) is refused by parse_version_strict.
+_STRICT = re.compile(r'^[vV]?(\d+(?:\.\d+){0,3})'
+                     r'(?:[.-]?(?:a|b|c|rc|alpha|beta|pre|preview|post|dev)\.?\d*)*'
+                     r'(?:\+[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*)?$')
+
+
+def parse_version_strict(value):
+    """Like ``parse_version`` for a whole version string; raise ValueError on anything else.
+
+    "0.20.1rc1+cpu" -> (0, 20, 1); "0.20.1; rm -rf /" and "0.20.1 foo" raise.
+    """
+    if not isinstance(value, str):
+        raise ValueError('a version must be a string, got %r' % (value,))
+    match = _STRICT.match(value.strip())
+    if not match:
+        raise ValueError('%r is not a version such as 0.20.1 (digits and dots, optionally followed by a '
+                         'pre-release such as rc1 or dev12 and a local label such as +cpu)' % (value[:80],))
+    return tuple(int(p) for p in match.group(1).split('.'))
+
+
 def compare_versions(left, right):
     """Compare two versions: -1, 0 or 1. Missing trailing parts count as 0 ("0.20" == "0.20.0").
 

@@ -170,10 +170,20 @@ ansible_facts:
           returned: always
           sample: ["nvidia,p3737-0000+p3701-0005", "nvidia,p3701-0005", "nvidia,tegra234", "nvidia,tegra23x"]
         sku:
-          description: Human label of the module (null when unknown or not a Jetson).
+          description:
+            - Human (marketing) label of the module (null when unknown or not a Jetson).
+            - Not the benchmark contract's C(sku); that is RV(ansible_facts.jetson.sku_bucket).
           type: str
           returned: always
           sample: Jetson AGX Orin 64GB
+        sku_bucket:
+          description:
+            - The legacy bucket of NVIDIA's detect_jetson.sh, C(thor), C(orin-agx), C(orin-nx), C(orin-nano) or
+              C(unknown) (Xavier, unidentified and non-Jetson hosts). M(jetson_llm.vllm.vllm_benchmark) writes it as
+              C(sku), which jetson-inference-mem-tune's recommend.py reads.
+          type: str
+          returned: always
+          sample: orin-agx
         l4t:
           description: L4T (Jetson Linux) release.
           type: dict

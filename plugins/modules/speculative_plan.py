@@ -24,35 +24,38 @@ description:
   - "Method V(auto): EAGLE-3 when a head is given (O(eagle3_head)) or published for the target (the catalogue), else
     a draft model (O(draft_model) or a catalogued same-family draft), else refused: no published EAGLE-3 head and
     no draft, do not train one ad hoc. V(ngram) is used only when asked for explicitly."
-  - "Runtime: Thor needs upstream (or validated native) vLLM 0.20+ and never the NVIDIA-AI-IOT Orin image; Orin on
-    L4T r39+ needs upstream vLLM 0.20+; older Orin uses the NVIDIA-AI-IOT image; V(draft_model) needs vLLM 0.15+;
-    any speculation needs vLLM 0.10+ (the JSON form and EAGLE-3). An unknown vLLM version gives a warning."
+  - "Workload: speculation does not reduce TTFT-dominated latency. With O(baseline_benchmark), the plan is refused
+    when TTFT is more than O(max_ttft_share) of the end-to-end latency at concurrency 1; without it, a warning."
+  - "Runtime: Thor runs only upstream vLLM 0.20+ (C(vllm/vllm-openai)) or a validated native vLLM 0.20+: any
+    NVIDIA-AI-IOT image (repository C(ghcr.io/nvidia-ai-iot/vllm) or C(dustynv/vllm), any tag or digest) is
+    refused, another image gets a warning. Orin on L4T r39+ needs upstream vLLM 0.20+ (NVIDIA-AI-IOT images refused,
+    another image warned about as on Thor); older Orin uses the NVIDIA-AI-IOT image; an Orin with an unknown L4T
+    release is assumed pre-r39, with the warning M(jetson_llm.vllm.jetson_facts) gives. V(draft_model) needs vLLM
+    0.15+; any speculation needs vLLM 0.10+. An unknown vLLM version gives a warning; an upstream image tag that
+    names another version than O(vllm_version) fails the task."
   - "Memory: the new C(gpu_memory_utilization) is the baseline minus O(gpu_memory_utilization_step) (0.05),
-    rounded to 2 decimals; refused below O(min_gpu_memory_utilization), when the baseline is at or above
-    O(gpu_memory_utilization_ceiling) (0.90), or when free memory minus the draft size would be below
-    O(min_free_memory_after_draft_mb) (2048 MB). V(ngram) loads no draft, so these checks do not apply to it."
-  - "C(num_speculative_tokens): 5 on Thor, 3 on Orin. A larger O(num_speculative_tokens) is used only when
-    O(measured_acceptance_rate) is above O(min_acceptance_for_more_tokens) (0.6); otherwise it is clamped to the
-    default with a warning, or the task fails when O(strict=true)."
+    rounded to 2 decimals; refused below O(min_gpu_memory_utilization), or when free memory minus the draft size
+    would be below O(min_free_memory_after_draft_mb) (2048 MB). Near the ceiling (the baseline within one
+    O(gpu_memory_utilization_step) of O(gpu_memory_utilization_ceiling), or above it) the free memory must be
+    measured (O(free_memory_mb) or C(jetson.memory.available_mb)) and the draft size known; otherwise it is
+    refused with the action to free memory first. V(ngram) loads no draft, so these checks do not apply to it."
+  - "Draft size: O(draft_size_mb), else the catalogue's estimate for the head or draft, else the size of the weight
+    files when the draft is a local path; else the headroom check is skipped with a warning."
+  - "Start-up failures: with O(previous_attempt) the plan returns the next step in the specification's order: after
+    a first out-of-memory one more O(gpu_memory_utilization_step) lower (not below the floor), then
+    O(smaller_draft_model) at that value, then a refusal handing off to memory tuning. A rejected config re-checks
+    the runtime rule and refuses (back to the non-speculative command). See RV(next_step)."
+  - "C(num_speculative_tokens): 5 on Thor, 3 on Orin, at most 16. A larger O(num_speculative_tokens) is used only
+    when O(measured_acceptance_rate) is above O(min_acceptance_for_more_tokens) (0.6); otherwise it is clamped to
+    the default with a warning, or the task fails when O(strict=true)."
   - A refusal is a normal result (RV(enable=false) with RV(reasons) and a RV(handoff)), so fleets go on. Invalid
     input (wrong types, out-of-range numbers, unsafe model ids, unknown SpeculativeConfig keys) fails the task.
   - Every rule, with its default and its test, is listed in C(docs/decision-rules.md).
 author:
   - jetson_llm.vllm maintainers (@jetson-llm)
-attributes:
-  check_mode:
-    description: Can run in check mode; the decision is the same and nothing is changed.
-    support: full
-  diff_mode:
-    description: Returns no diff; the module never changes anything.
-    support: none
-  idempotent:
-    description: The same input always gives the same decision; C(changed) is always false.
-    support: full
-  platform:
-    description: Pure Python decision; runs on any target (or on the controller with C(delegate_to=localhost)).
-    support: full
-    platforms: posix
+extends_documentation_fragment:
+  - jetson_llm.vllm._attributes
+  - jetson_llm.vllm._attributes.decision
 options:
   jetson:
     description:
@@ -89,7 +92,10 @@ options:
     type: str
   num_speculative_tokens:
     description:
-      - Override of the number of speculative tokens (default 5 on Thor, 3 on Orin).
+      - Override of the number of speculative tokens (default 5 on Thor, 3 on Orin), from 1 to 16.
+      - "vLLM itself only checks that the value is above 0; the cap of 16 is this collection's: the expected
+        accepted length is bounded by 1 / (1 - acceptance rate), so even at an acceptance of 0.9, 16 tokens already
+        give 8.3 of the 10 possible tokens per step, while every drafted token costs KV cache and draft compute."
       - A value above the default needs O(measured_acceptance_rate) > O(min_acceptance_for_more_tokens).
     type: int
   measured_acceptance_rate:
@@ -120,10 +126,13 @@ options:
       - Omitted, empty, V(unknown) or not a version number means unknown, which gives a warning; version-gated
         SpeculativeConfig keys are then refused.
       - Quote it in YAML; an unquoted C(0.20) is the number 0.2 and is refused.
+      - Anything after the version (spaces, C(;), line breaks) fails the task.
     type: raw
   runtime_image:
     description:
       - The container image of the baseline service, for the runtime checks. Omit for a native install.
+      - NVIDIA-AI-IOT images are recognised by their repository (C(ghcr.io/nvidia-ai-iot/vllm), C(dustynv/vllm)),
+        whatever the tag or digest. An upstream tag such as C(v0.10.0) must agree with O(vllm_version).
     type: str
   free_memory_mb:
     description:
@@ -131,7 +140,10 @@ options:
     type: int
   draft_size_mb:
     description:
-      - Memory the EAGLE-3 head or draft model needs, in MB. Without it the headroom check is skipped with a warning.
+      - Memory the EAGLE-3 head or draft model needs, in MB.
+      - Without it, the catalogue's estimate is used, or the size of the weight files (C(*.safetensors), C(*.bin),
+        C(*.pt), C(*.gguf)) when the draft is a local path on the target; else the headroom check is skipped with a
+        warning (and refused near the ceiling). RV(draft_size_source) says which.
     type: int
   extra_config:
     description:
@@ -177,7 +189,11 @@ options:
     type: float
     default: 0.5
   gpu_memory_utilization_ceiling:
-    description: Refuse when the baseline is at or above this value (memory tuning already pushed it near the ceiling).
+    description:
+      - The ceiling memory tuning pushes C(--gpu-memory-utilization) to (vLLM's own default is 0.9).
+      - A baseline within one O(gpu_memory_utilization_step) of it, or above it, is "near the ceiling":
+        speculation is then enabled only when the measured free memory leaves O(min_free_memory_after_draft_mb)
+        after the draft.
     type: float
     default: 0.9
   min_free_memory_after_draft_mb:
@@ -188,6 +204,47 @@ options:
     description: Acceptance rate that must be exceeded before O(num_speculative_tokens) may go above the default.
     type: float
     default: 0.6
+  baseline_benchmark:
+    description:
+      - The baseline (non-speculative) M(jetson_llm.vllm.vllm_benchmark) result, registered as is or its
+        C(benchmark) key. Its concurrency-1 run (C(ttft_ms_p50), C(e2e_latency_ms_p50)) tells whether TTFT
+        dominates the latency.
+      - Without it the TTFT check is skipped with a warning.
+    type: dict
+  max_ttft_share:
+    description:
+      - Refuse when the baseline's C(ttft_ms_p50) is more than this share of its C(e2e_latency_ms_p50) at
+        concurrency 1 (above 0, at most 1).
+      - "The default 0.5 reads "TTFT dominates" literally: more than half of the latency is time to first token,
+        which speculation does not shorten. With the benchmark's default workload (2048 tokens in, 128 out) TTFT is
+        well under half on Thor and AGX Orin, so only prefill-bound workloads are refused."
+    type: float
+    default: 0.5
+  smaller_draft_model:
+    description:
+      - A smaller same-family draft model to try after the start-up ran out of memory even one step lower
+        (see O(previous_attempt)); used with method V(draft_model).
+    type: str
+  previous_attempt:
+    description:
+      - The previous start-up of the speculative service, when it failed; the plan then returns the next step.
+      - Omit on the first attempt.
+    type: dict
+    suboptions:
+      failure:
+        description:
+          - How it failed. V(oom) (out of memory at start-up), V(config_rejected) (vLLM rejected
+            C(--speculative-config)), V(engine_init) (engine core initialisation failed), V(crash_loop),
+            V(timeout) (not ready in time).
+        type: str
+        required: true
+        choices: [oom, config_rejected, engine_init, crash_loop, timeout]
+      gpu_memory_utilization:
+        description: The C(--gpu-memory-utilization) the failed attempt used. Required for V(oom).
+        type: float
+      model:
+        description: The EAGLE-3 head or draft model the failed attempt used.
+        type: str
 seealso:
   - module: jetson_llm.vllm.jetson_facts
   - module: jetson_llm.vllm.speculative_verdict
@@ -246,7 +303,9 @@ EXAMPLES = r'''
     msg: "{{ busy_plan.reasons + [busy_plan.handoff.summary] }}"
   when: not busy_plan.enable
 
-# Memory tuning pushed the baseline to 0.92: refused, free >= 2 GB first (hand-off to memory tuning)
+# Memory tuning pushed the baseline to 0.92 (near the 0.90 ceiling): enabled only when the measured free
+# memory (here MemAvailable from the facts, taken while the baseline serves) leaves 2 GB after the draft;
+# otherwise refused with "free at least 2048 MB first" and the hand-off to memory tuning
 - name: Plan near the memory ceiling
   jetson_llm.vllm.speculative_plan:
     jetson: "{{ ansible_facts.jetson }}"
@@ -254,6 +313,38 @@ EXAMPLES = r'''
     expected_concurrency: 1
     baseline_gpu_memory_utilization: 0.92
     vllm_version: "0.20.1"
+
+# Refuse TTFT-dominated workloads: pass the baseline benchmark (its concurrency-1 run is read)
+- name: Benchmark the baseline
+  jetson_llm.vllm.vllm_benchmark:
+    model: meta-llama/Llama-3.1-8B-Instruct
+  register: baseline
+
+- name: Plan with the baseline benchmark
+  jetson_llm.vllm.speculative_plan:
+    jetson: "{{ ansible_facts.jetson }}"
+    target_model: meta-llama/Llama-3.1-8B-Instruct
+    expected_concurrency: 1
+    baseline_gpu_memory_utilization: 0.75
+    vllm_version: "0.20.1"
+    baseline_benchmark: "{{ baseline }}"
+  register: spec_plan
+
+# The speculative service ran out of memory at start-up with 0.70: the next step is 0.65 (next_step
+# lower_gpu_memory_utilization); if that fails too, the smaller draft at 0.65 (smaller_draft); then none
+- name: Plan the retry after an out-of-memory start-up
+  jetson_llm.vllm.speculative_plan:
+    jetson: "{{ ansible_facts.jetson }}"
+    target_model: Qwen/Qwen3-8B
+    expected_concurrency: 1
+    baseline_gpu_memory_utilization: 0.75
+    vllm_version: "0.20.1"
+    smaller_draft_model: Qwen/Qwen3-0.6B
+    previous_attempt:
+      failure: oom
+      gpu_memory_utilization: "{{ spec_plan.gpu_memory_utilization }}"
+      model: "{{ spec_plan.model }}"
+  register: retry_plan
 
 # More speculative tokens only after a measured acceptance rate > 0.6
 - name: Raise num_speculative_tokens after a good verdict
@@ -355,6 +446,28 @@ default_num_speculative_tokens:
   returned: always
   type: int
   sample: 5
+next_step:
+  description:
+    - V(first_attempt) (enabled, no O(previous_attempt)), V(lower_gpu_memory_utilization) (enabled one step lower
+      after an out-of-memory), V(smaller_draft) (enabled with O(smaller_draft_model)) or V(none) (refused).
+  returned: always
+  type: str
+  sample: lower_gpu_memory_utilization
+draft_size_mb:
+  description: The draft size the memory check used (null when unknown or for V(ngram)).
+  returned: always
+  type: int
+  sample: 1700
+draft_size_source:
+  description: Where RV(draft_size_mb) came from, V(option), V(catalogue) (an estimate) or V(weights) (measured).
+  returned: always
+  type: str
+  sample: catalogue
+ttft_share:
+  description: TTFT / end-to-end latency of the baseline at concurrency 1 (null without O(baseline_benchmark)).
+  returned: always
+  type: float
+  sample: 0.062
 handoff:
   description: What to try next when refused; empty actions when enabled.
   returned: always
@@ -363,8 +476,8 @@ handoff:
     actions:
       description:
         - Ordered action ids from V(fix_facts), V(lower_concurrency), V(provide_draft_model), V(upgrade_vllm),
-          V(change_runtime), V(free_memory), V(memory_tuning), V(smaller_draft), V(smaller_model),
-          V(better_quantisation), V(no_speculation).
+          V(change_runtime), V(free_memory), V(lower_gpu_memory_utilization), V(memory_tuning), V(smaller_draft),
+          V(smaller_model), V(better_quantisation), V(no_speculation).
       type: list
       elements: str
       sample: [free_memory, memory_tuning, smaller_draft, no_speculation]
@@ -372,14 +485,18 @@ handoff:
       description: The same as one sentence for an operator (empty when enabled).
       type: str
       sample: >-
-        Next: free at least 2 GB (stop other services, lower --max-model-len); hand off to memory tuning;
-        use a smaller draft; keep serving without speculation.
+        Next: free at least 2048 MB first (stop other services, lower --max-model-len, or lower the baseline
+        --gpu-memory-utilization); hand off to memory tuning (jetson-inference-mem-tune); use a smaller draft
+        (smaller_draft_model); go back to the non-speculative command (the baseline service without
+        --speculative-config).
 '''
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._speculative import (
-    METHODS, PLAN_DEFAULTS, SpeculativeInputError, plan)
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._draft_size import weights_size_mb
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._plan import (
+    METHODS, PLAN_DEFAULTS, STARTUP_FAILURES, plan)
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import SpeculativeInputError
 
 
 def main():
@@ -409,10 +526,18 @@ def main():
         gpu_memory_utilization_ceiling=dict(type='float', default=PLAN_DEFAULTS['gpu_memory_utilization_ceiling']),
         min_free_memory_after_draft_mb=dict(type='int', default=PLAN_DEFAULTS['min_free_memory_after_draft_mb']),
         min_acceptance_for_more_tokens=dict(type='float', default=PLAN_DEFAULTS['min_acceptance_for_more_tokens'], no_log=False),
+        baseline_benchmark=dict(type='dict'),
+        max_ttft_share=dict(type='float', default=PLAN_DEFAULTS['max_ttft_share']),
+        smaller_draft_model=dict(type='str'),
+        previous_attempt=dict(type='dict', options=dict(
+            failure=dict(type='str', required=True, choices=list(STARTUP_FAILURES)),
+            gpu_memory_utilization=dict(type='float'),
+            model=dict(type='str'),
+        ), required_if=[('failure', 'oom', ['gpu_memory_utilization'])]),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     try:
-        result = plan(**module.params)
+        result = plan(measure_path=weights_size_mb, **module.params)
     except SpeculativeInputError as exc:
         module.fail_json(msg=str(exc))
     warnings = result.pop('warnings')

@@ -34,20 +34,9 @@ description:
   - Every rule, with its default and its test, is listed in C(docs/decision-rules.md).
 author:
   - jetson_llm.vllm maintainers (@jetson-llm)
-attributes:
-  check_mode:
-    description: Can run in check mode; the verdict is the same and nothing is changed.
-    support: full
-  diff_mode:
-    description: Returns no diff; the module never changes anything.
-    support: none
-  idempotent:
-    description: The same benchmarks always give the same verdict; C(changed) is always false.
-    support: full
-  platform:
-    description: Pure Python decision; runs on any target (or on the controller with C(delegate_to=localhost)).
-    support: full
-    platforms: posix
+extends_documentation_fragment:
+  - jetson_llm.vllm._attributes
+  - jetson_llm.vllm._attributes.decision
 options:
   baseline:
     description:
@@ -204,8 +193,8 @@ recommendation:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._speculative import (
-    VERDICT_DEFAULTS, SpeculativeInputError, verdict)
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import SpeculativeInputError
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._verdict import VERDICT_DEFAULTS, verdict
 
 
 def main():

@@ -199,9 +199,14 @@ benchmark:
       returned: always
       sample: http://127.0.0.1:8000
     sku:
-      description: Jetson module label, for example C(Jetson AGX Orin 64GB); null off-Jetson.
+      description:
+        - The benchmark contract's bucket, C(thor), C(orin-agx), C(orin-nx), C(orin-nano) or C(unknown) (Xavier,
+          unidentified and non-Jetson hosts), as NVIDIA's detect_jetson.sh reports it; jetson-inference-mem-tune's
+          recommend.py reads it. The module label (for example C(Jetson AGX Orin 64GB)) is
+          C(ansible_facts.jetson.sku) of M(jetson_llm.vllm.jetson_facts).
       type: str
       returned: always
+      sample: orin-agx
     generation:
       description: Jetson generation (C(thor), C(orin), C(xavier)); null off-Jetson.
       type: str

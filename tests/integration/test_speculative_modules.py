@@ -18,8 +18,11 @@ THOR = {
     "vllm_runtime": {"path": "upstream", "image": "vllm/vllm-openai:latest", "min_vllm_version": "0.20",
                      "forbidden_images": ["ghcr.io/nvidia-ai-iot/vllm:latest-jetson-orin"], "notes": []},
 }
+BASELINE = {"config": {"concurrency": [1]},
+            "runs": [{"concurrency": 1, "failed": 0, "ttft_ms_p50": 180.0, "e2e_latency_ms_p50": 2900.0}]}
 PLAN = {"jetson": THOR, "target_model": "meta-llama/Llama-3.1-8B-Instruct", "expected_concurrency": 1,
-        "baseline_gpu_memory_utilization": 0.75, "vllm_version": "0.20.1", "draft_size_mb": 1000}
+        "baseline_gpu_memory_utilization": 0.75, "vllm_version": "0.20.1", "draft_size_mb": 1000,
+        "baseline_benchmark": BASELINE}
 
 
 def _bench(tput1, tpot1, tput8, acceptance=None, **config):
@@ -108,3 +111,20 @@ def test_verdict_module_fails_on_mismatched_workloads():
                         {"baseline": _bench(44.0, 22.0, 251.0), "candidate": _bench(60.0, 16.0, 255.0, output_len=256)})
     assert result["failed"] is True
     assert "config.output_len is 128 in the baseline and 256 in the candidate" in result["msg"]
+
+
+def test_plan_module_next_step_after_an_out_of_memory_start():
+    first = run_module("jetson_llm.vllm.speculative_plan", PLAN)
+    assert first["next_step"] == "first_attempt"
+    retry = run_module("jetson_llm.vllm.speculative_plan", dict(PLAN, smaller_draft_model="meta-llama/Llama-3.2-1B-Instruct", previous_attempt={
+        "failure": "oom", "gpu_memory_utilization": first["gpu_memory_utilization"], "model": first["model"]}))
+    assert retry.get("failed") is not True, retry
+    assert retry["enable"] is True and retry["next_step"] == "lower_gpu_memory_utilization"
+    assert retry["gpu_memory_utilization"] == 0.65
+
+
+def test_plan_module_previous_attempt_checked_by_the_argument_spec():
+    bad = run_module("jetson_llm.vllm.speculative_plan", dict(PLAN, previous_attempt={"failure": "melted"}))
+    assert bad["failed"] is True and "melted" in bad["msg"] and "oom" in bad["msg"]
+    missing = run_module("jetson_llm.vllm.speculative_plan", dict(PLAN, previous_attempt={"failure": "oom"}))
+    assert missing["failed"] is True and "gpu_memory_utilization" in missing["msg"]

@@ -111,9 +111,19 @@ ORIN_BOOT = 'TNSPEC 3701-500-0000-J.0-1-1-jetson-agx-orin-devkit-\nCOMPATIBLE_SP
     (dict(compatible=compat('p3767-0005', 'p3768-0000')), ('orin', 'orin-nano', 'orin-nano-8gb', 'compatible-part')),
     (dict(compatible=compat('p2888-0004', 'p2822-0000', 'tegra194')), ('xavier', 'xavier-agx', 'xavier-agx', 'compatible-part')),
     (dict(compatible=compat('p3668-0001', 'p3509-0000', 'tegra194')), ('xavier', 'xavier-nx', 'xavier-nx', 'compatible-part')),
-    # the part number wins over boot control, memory and model string
+    # nv_boot_control wins over the part number when they disagree (NVIDIA's detect_jetson.sh; with a warning)
     (dict(compatible=compat('p3834-0000', None, 'tegra264'), boot_control=THOR_BOOT_DEVKIT, mem_total_mb=125772,
-          model='NVIDIA Jetson AGX Thor Developer Kit'), ('thor', 'thor-agx', 'thor-t4000', 'compatible-part')),
+          model='NVIDIA Jetson AGX Thor Developer Kit'), ('thor', 'thor-agx', 'thor-t5000', 'nv_boot_control')),
+    # the part number wins over memory and model string
+    (dict(compatible=compat('p3834-0000', None, 'tegra264'), mem_total_mb=125772,
+          model='NVIDIA Jetson AGX Thor T5000'), ('thor', 'thor-agx', 'thor-t4000', 'compatible-part')),
+    # Thor T5000/T4000 and AGX Orin Industrial from the model string when the part does not tell (before memory)
+    (dict(compatible=compat('p3834-9999', None, 'tegra264'), mem_total_mb=125772, model='NVIDIA Jetson T4000'),
+     ('thor', 'thor-agx', 'thor-t4000', 'model-string')),
+    (dict(compatible=compat('p3834-9999', None, 'tegra264'), mem_total_mb=62650,
+          model='NVIDIA Jetson AGX Thor T5000 Developer Kit'), ('thor', 'thor-agx', 'thor-t5000', 'model-string')),
+    (dict(compatible=compat('p3701-9999', 'p3737-0000'), mem_total_mb=62800, model='NVIDIA Jetson AGX Orin Industrial'),
+     ('orin', 'orin-agx', 'orin-agx-industrial', 'model-string')),
     (dict(compatible=compat('p3767-0000'), model='NVIDIA Jetson Orin Nano Developer Kit'),
      ('orin', 'orin-nx', 'orin-nx-16gb', 'compatible-part')),
     # Thor with an unknown suffix: nv_boot_control, then memory
@@ -480,7 +490,7 @@ def test_read_bytes_reports_unreadable_paths(tmp_path):
     (tmp_path / 'proc' / 'meminfo').mkdir(parents=True)  # a directory where a file should be
     data, error = J.read_bytes(str(tmp_path), '/proc/meminfo')
     assert data is None
-    assert 'cannot read' in error and 'meminfo' in error
+    assert 'is not a regular file (a directory)' in error and 'meminfo' in error
 
 
 # --- gather over the committed fixtures --------------------------------------------------------
@@ -552,7 +562,7 @@ def test_gather_schema_keys():
     facts = J.gather_facts(fixture('orin-agx-64gb'))
     assert sorted(facts) == sorted([
         'is_jetson', 'reason', 'generation', 'product_line', 'variant', 'variant_source', 'module_part', 'carrier_part',
-        'soc', 'super_mode', 'model', 'compatible', 'sku', 'l4t', 'jetpack', 'cuda', 'memory', 'power', 'vllm_runtime',
+        'soc', 'super_mode', 'model', 'compatible', 'sku', 'sku_bucket', 'l4t', 'jetpack', 'cuda', 'memory', 'power', 'vllm_runtime',
         'speculation', 'warnings'])
     assert sorted(facts['l4t']) == ['major', 'minor', 'patch', 'source', 'version']
     assert sorted(facts['memory']) == ['available_mb', 'swap_free_mb', 'swap_total_mb', 'total_mb']
@@ -793,9 +803,24 @@ def test_nvpmodel_live_disabled(monkeypatch):
 def test_benchmark_identity_jetson():
     facts = J.gather_facts(fixture('orin-nano-8gb-super'))
     assert J.benchmark_identity(facts) == {
-        'sku': 'Jetson Orin Nano 8GB', 'generation': 'orin', 'product_line': 'orin-nano', 'variant': 'orin-nano-8gb',
-        'l4t': '36.4.3', 'jetpack': '6.2', 'power_mode': 'MAXN_SUPER', 'max_performance': True,
+        'sku': 'orin-nano', 'sku_label': 'Jetson Orin Nano 8GB', 'generation': 'orin', 'product_line': 'orin-nano',
+        'variant': 'orin-nano-8gb', 'l4t': '36.4.3', 'jetpack': '6.2', 'power_mode': 'MAXN_SUPER',
+        'max_performance': True,
     }
+
+
+@pytest.mark.parametrize('name, bucket', [
+    ('thor-t5000', 'thor'), ('thor-t4000', 'thor'), ('thor-memory', 'thor'), ('orin-agx-64gb', 'orin-agx'),
+    ('orin-agx-r39', 'orin-agx'), ('orin-nx-8gb', 'orin-nx'), ('custom-carrier', 'orin-nx'),
+    ('orin-nano-4gb', 'orin-nano'), ('xavier-agx', 'unknown'), ('non-jetson-x86', 'unknown'),
+])
+def test_benchmark_identity_sku_is_the_contract_bucket(name, bucket):
+    """The benchmark contract's sku: thor | orin-agx | orin-nx | orin-nano | unknown (recommend.py reads it)."""
+    facts = J.gather_facts(fixture(name))
+    identity = J.benchmark_identity(facts)
+    assert identity['sku'] == bucket == facts['sku_bucket']
+    assert identity['sku'] in J._devices.SKU_BUCKETS
+    assert identity['sku_label'] == (facts['sku'] if facts['is_jetson'] else None)
 
 
 def test_benchmark_identity_not_at_maxn():
@@ -809,7 +834,8 @@ def test_benchmark_identity_off_jetson(source):
     facts = J.gather_facts(fixture(source)) if isinstance(source, str) else source
     identity = J.benchmark_identity(facts)
     assert sorted(identity) == ['generation', 'jetpack', 'l4t', 'max_performance', 'power_mode', 'product_line', 'sku',
-                                'variant']
+                                'sku_label', 'variant']
+    assert identity.pop('sku') == 'unknown'
     assert set(identity.values()) == {None}
 
 
@@ -841,3 +867,54 @@ def test_fixtures_match_generator(tmp_path):
             assert generated[rel][1] == value, rel
         elif kind == 'file':
             assert filecmp.cmp(value, generated[rel][1], shallow=False), rel
+
+
+# --- hostile files under root (issue 9) ----------------------------------------------------------
+
+def _orin_root(root):
+    write(root, 'proc/device-tree/compatible', b'nvidia,p3737-0000+p3701-0005\0nvidia,p3701-0005\0nvidia,tegra234\0')
+    write(root, 'proc/device-tree/model', b'NVIDIA Jetson AGX Orin Developer Kit\0')
+    write(root, 'proc/meminfo', 'MemTotal:       64322512 kB\nMemAvailable:   59515780 kB\n')
+
+
+@pytest.mark.parametrize('rel', ['etc/nv_tegra_release', 'proc/device-tree/model', 'proc/meminfo',
+                                 'var/lib/dpkg/status', 'etc/nv_boot_control.conf'])
+def test_fifo_under_root_is_skipped_not_read(tmp_path, rel):
+    _orin_root(tmp_path)
+    path = os.path.join(str(tmp_path), rel)
+    if os.path.exists(path):
+        os.remove(path)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    os.mkfifo(path)
+    code = ('import sys; sys.path[:0] = %r\n'
+            'from ansible_collections.jetson_llm.vllm.plugins.module_utils import _jetson as J\n'
+            'facts = J.gather_facts(%r, run_nvpmodel=False)\n'
+            'print("\\n".join(facts["warnings"]))\n' % (sys.path, str(tmp_path)))
+    proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=10)
+    assert proc.returncode == 0, proc.stderr
+    assert 'is not a regular file (a FIFO)' in proc.stdout and rel in proc.stdout
+
+
+def test_read_bytes_refuses_devices_and_directories(tmp_path):
+    os.makedirs(os.path.join(str(tmp_path), 'etc', 'nv_tegra_release'))
+    data, error = J.read_bytes(str(tmp_path), '/etc/nv_tegra_release')
+    assert data is None and 'is not a regular file (a directory)' in error
+    os.symlink('/dev/zero', os.path.join(str(tmp_path), 'zero'))  # resolved inside root: missing
+    assert J.read_bytes(str(tmp_path), '/zero') == (None, None)
+
+
+def test_oversized_files_are_not_read_whole(tmp_path):
+    _orin_root(tmp_path)
+    write(tmp_path, 'proc/device-tree/model', b'NVIDIA Jetson AGX Orin ' + b'A' * 200000 + b'\0')
+    facts = J.gather_facts(str(tmp_path), run_nvpmodel=False)
+    assert facts['model'] is None
+    assert any('/proc/device-tree/model' in w and 'larger than %d bytes' % J.MAX_FILE_BYTES['device_tree'] in w
+               for w in facts['warnings'])
+    assert facts['product_line'] == 'orin-agx'  # the compatible string still classifies it
+
+
+def test_model_string_is_truncated(tmp_path):
+    _orin_root(tmp_path)
+    write(tmp_path, 'proc/device-tree/model', b'NVIDIA Jetson AGX Orin ' + b'B' * 3000 + b'\0')
+    facts = J.gather_facts(str(tmp_path), run_nvpmodel=False)
+    assert len(facts['model']) == J.MAX_MODEL_CHARS

@@ -74,10 +74,19 @@ def facts(device='thor-t5000', **changes):
     return out
 
 
+def baseline_benchmark(ttft=180.0, e2e=2900.0, registered=False):
+    """A vllm_benchmark result (the ``benchmark`` dict) with a concurrency-1 run: TTFT and e2e p50 in ms."""
+    bench = {'config': {'input_len': 2048, 'output_len': 128, 'num_prompts': 50, 'concurrency': [1]},
+             'runs': [{'concurrency': 1, 'failed': 0, 'errors': [], 'ttft_ms_p50': ttft, 'e2e_latency_ms_p50': e2e,
+                       'tpot_ms_p50': 21.4, 'throughput_tok_s': 44.0}]}
+    return {'changed': False, 'msg': 'c=1: 44.0 tok/s', 'benchmark': bench} if registered else bench
+
+
 def run(device='thor-t5000', jetson=None, **kwargs):
     """plan() with the defaults of a healthy Thor request; keyword arguments override them."""
     args = dict(jetson=jetson if jetson is not None else facts(device), target_model=LLAMA, expected_concurrency=1,
-                baseline_gpu_memory_utilization=0.75, vllm_version='0.20.1', draft_size_mb=1000)
+                baseline_gpu_memory_utilization=0.75, vllm_version='0.20.1', draft_size_mb=1000,
+                baseline_benchmark=baseline_benchmark())
     if device.startswith('orin') and 'runtime_image' not in kwargs and device != 'orin-agx-r39':
         args['runtime_image'] = ORIN_IMAGE
     args.update(kwargs)
@@ -134,7 +143,8 @@ def test_refusal_is_a_result_not_an_error():
 
 
 def test_all_refusals_are_reported_together():
-    result = run(expected_concurrency=8, baseline_gpu_memory_utilization=0.95, vllm_version='0.19.0')
+    result = run(expected_concurrency=8, baseline_gpu_memory_utilization=0.95, vllm_version='0.19.0',
+                 free_memory_mb=2500)
     assert result['refused_by'] == ['concurrency', 'runtime', 'memory']
     assert len(result['reasons']) == 3
 
@@ -502,7 +512,7 @@ def test_runtime_image_rule(device, image, enable):
 def test_runtime_orin_image_on_thor_names_the_rule_once():
     result = run('thor-t5000', runtime_image=ORIN_IMAGE)  # the facts also list it in forbidden_images
     assert result['reasons'] == [
-        'Never use the NVIDIA-AI-IOT Orin image on Thor (runtime_image %s): Thor needs upstream vLLM 0.20+ (%s) or a '
+        'Never use an NVIDIA-AI-IOT image on Thor (runtime_image %s): Thor runs only upstream vLLM 0.20+ (%s) or a '
         'validated native vLLM 0.20+.' % (ORIN_IMAGE, UPSTREAM_IMAGE)]
 
 
@@ -515,9 +525,14 @@ def test_runtime_forbidden_images_from_facts_refused():
 
 def test_runtime_unknown_image_warns():
     thor = run(runtime_image='acme/vllm:custom')
-    orin = run('orin-agx-64gb', runtime_image='dustynv/vllm:r36.4.0')
+    orin = run('orin-agx-64gb', runtime_image='acme/vllm:r36.4.0')
+    orin39 = run('orin-agx-r39', runtime_image='acme/vllm:custom')
     assert thor['enable'] is True and any('acme/vllm:custom' in w for w in thor['warnings'])
-    assert orin['enable'] is True and any('dustynv/vllm' in w for w in orin['warnings'])
+    assert orin['enable'] is True and any('acme/vllm:r36.4.0' in w for w in orin['warnings'])
+    # Orin r39+ gets the same warning as Thor.
+    assert orin39['enable'] is True
+    assert [w.replace('Orin on L4T r39', 'Thor') for w in orin39['warnings'] if 'acme' in w] == \
+        [w for w in thor['warnings'] if 'acme' in w]
     assert any('runtime_image not given' in w for w in run('orin-agx-64gb', runtime_image=None)['warnings'])
 
 
@@ -532,11 +547,44 @@ def test_runtime_orin_l4t_36_vs_39(major, enable):
         assert result['refused_by'] == ['runtime']
 
 
-def test_runtime_orin_unknown_l4t_refused():
+def test_runtime_orin_unknown_l4t_assumes_what_facts_assume():
+    """Unknown L4T on Orin: planner and jetson_facts both assume the pre-r39 NVIDIA-AI-IOT path, with one warning."""
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils import _jetson as J
     jetson = facts('orin-agx-64gb')
     jetson['l4t'] = {'version': None, 'major': None}
+    facts_runtime = J.runtime_requirements('orin', None)
     result = run(jetson=jetson)
-    assert refused(result, 'runtime') and 'L4T release of this Orin is unknown' in result['reasons'][0]
+    assert result['enable'] is True and facts_runtime['path'] == 'nvidia-ai-iot'
+    assert facts_runtime['warning'] + '.' in result['warnings']
+    # the upstream image is then only a warning (it may be an r39 Orin), not a refusal
+    upstream = run(jetson=jetson, runtime_image=UPSTREAM_IMAGE)
+    assert upstream['enable'] is True and any('check the L4T release' in w for w in upstream['warnings'])
+
+
+@pytest.mark.parametrize('image', ['dustynv/vllm:r38.2-cu130', 'ghcr.io/nvidia-ai-iot/vllm:r36.4-tegra',
+                                   'GHCR.IO/NVIDIA-AI-IOT/VLLM:latest', 'docker.io/dustynv/vllm:0.20.1-r38',
+                                   'ghcr.io/nvidia-ai-iot/vllm@sha256:' + 'a' * 64,
+                                   'ghcr.io/nvidia-ai-iot/vllm:latest-jetson-orin@sha256:' + 'b' * 64])
+def test_runtime_nvidia_ai_iot_image_recognised_by_repository(image):
+    thor = run(runtime_image=image)
+    assert refused(thor, 'runtime') and 'Never use an NVIDIA-AI-IOT image on Thor' in thor['reasons'][0]
+    orin = run('orin-agx-64gb', runtime_image=image)
+    assert orin['enable'] is True and not any('NVIDIA-AI-IOT' in w for w in orin['warnings'])
+
+
+@pytest.mark.parametrize('image, version', [('vllm/vllm-openai:v0.10.0', '0.20.1'),
+                                            ('vllm/vllm-openai:v0.20.0', '0.20.1'),
+                                            ('docker.io/vllm/vllm-openai:0.19', '0.20.1')])
+def test_runtime_image_tag_contradicting_vllm_version_is_an_error(image, version):
+    with pytest.raises(SpeculativeInputError) as err:
+        run(runtime_image=image, vllm_version=version)
+    assert image in str(err.value) and 'vllm_version says' in str(err.value)
+
+
+@pytest.mark.parametrize('image', ['vllm/vllm-openai:v0.20.1', 'vllm/vllm-openai:v0.20', 'vllm/vllm-openai:latest',
+                                   'vllm/vllm-openai@sha256:' + 'c' * 64])
+def test_runtime_image_tag_agreeing_with_vllm_version(image):
+    assert run(runtime_image=image, vllm_version='0.20.1')['enable'] is True
 
 
 def test_runtime_facts_unsupported_path_refused():
@@ -596,11 +644,10 @@ def test_runtime_image_invalid(image):
 @pytest.mark.parametrize('baseline, enable, expected', [
     (0.75, True, 0.70),
     (0.80, True, 0.75),
-    (0.89, True, 0.84),
-    (0.8999, True, 0.85),
-    (0.90, False, 0.90),    # at the ceiling: refuse
-    (0.95, False, 0.95),
-    (1.0, False, 1.0),
+    (0.89, True, 0.84),     # near the ceiling, and Thor's measured free memory has room
+    (0.90, True, 0.85),     # vLLM's own default (flag omitted): allowed when free memory is confirmed
+    (0.95, True, 0.90),
+    (1.0, True, 0.95),
     (0.55, True, 0.50),     # exactly the floor
     (0.54, False, 0.54),    # 0.49 < floor
 ])
@@ -614,10 +661,32 @@ def test_memory_gpu_memory_utilization_rule(baseline, enable, expected):
         assert 'memory_tuning' in result['handoff']['actions']
 
 
+@pytest.mark.parametrize('baseline, near', [(0.8499, False), (0.85, True), (0.90, True), (0.97, True)])
+def test_memory_near_ceiling_needs_measured_free_memory(baseline, near):
+    """Within one step of the ceiling: enabled only when measured free memory leaves 2 GB after the draft."""
+    jetson = facts('thor-t5000')
+    jetson['memory']['available_mb'] = None  # nothing measured
+    unknown = run(jetson=jetson, baseline_gpu_memory_utilization=baseline)
+    assert unknown['enable'] is (not near)
+    tight = run(jetson=jetson, baseline_gpu_memory_utilization=baseline, free_memory_mb=3000, draft_size_mb=1000)
+    assert tight['enable'] is False and tight['refused_by'] == ['memory']
+    roomy = run(jetson=jetson, baseline_gpu_memory_utilization=baseline, free_memory_mb=3048, draft_size_mb=1000)
+    assert roomy['enable'] is True
+    if near:
+        assert 'Near the ceiling' in unknown['reasons'][0] and 'free memory is unknown' in unknown['reasons'][0]
+        assert unknown['handoff']['actions'][:2] == ['free_memory', 'memory_tuning']
+        assert any('Near the ceiling' in r and 'enabled because the measured free memory leaves 2048 MB' in r
+                   for r in roomy['reasons'])
+    else:
+        assert not any('Near the ceiling' in r for r in roomy['reasons'])
+
+
 def test_memory_ceiling_says_free_2gb_first():
-    result = run(baseline_gpu_memory_utilization=0.92)
-    assert 'Free at least 2 GB' in result['reasons'][0]
+    result = run(baseline_gpu_memory_utilization=0.92, free_memory_mb=2500)
+    assert 'free at least 2048 MB first' in result['reasons'][0]
     assert result['handoff']['actions'][:2] == ['free_memory', 'memory_tuning']
+    assert 'free at least 2048 MB first (stop other services, lower --max-model-len, or lower the baseline ' \
+        '--gpu-memory-utilization)' in result['handoff']['summary']
 
 
 @pytest.mark.parametrize('free, draft, enable', [
@@ -631,7 +700,7 @@ def test_memory_headroom_rule(free, draft, enable):
     assert result['enable'] is enable
     if not enable:
         assert result['refused_by'] == ['memory']
-        assert 'free at least 2 GB' in result['reasons'][0]
+        assert 'free at least 2048 MB first' in result['reasons'][0]
         assert 'smaller_draft' in result['handoff']['actions']
 
 
@@ -651,7 +720,7 @@ def test_memory_free_defaults_to_facts_available_mb():
 
 
 def test_memory_unknown_sizes_warn():
-    result = run(draft_size_mb=None)
+    result = run(draft_size_mb=None, eagle3_head='acme/unlisted-head')
     assert result['enable'] is True
     assert any('draft size unknown' in w for w in result['warnings'])
     jetson = facts()
@@ -863,3 +932,183 @@ def test_model_ref_empty_target_rejected_empty_optional_ids_mean_not_given():
     # roles template optional ids as '' when unset: that means "not given", not an error
     result = run(eagle3_head='', draft_model='')
     assert result['model'] == LLAMA_HEAD and result['model_source'] == 'catalogue'
+
+
+# --- hostile inputs (issue 9) ------------------------------------------------------------------
+
+@pytest.mark.parametrize('version', ['0.20.1; rm -rf /', '0.20.1 && reboot', '0.20.1\nExecStartPre=/bin/sh',
+                                     '0.20.1garbage', '0.20.1-%n', '0.20.1' + 'x' * 5000])
+def test_runtime_version_trailing_garbage_is_an_error(version):
+    with pytest.raises(SpeculativeInputError) as err:
+        run(vllm_version=version)
+    text = str(err.value)
+    assert 'vllm_version' in text and 'such as' in text and len(text) < 600
+
+
+def test_runtime_version_helpers_come_from_version_module():
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils import _version
+    assert S._at_least((0, 20), (0, 20, 0)) is True
+    assert S._at_least((0, 19, 9), (0, 20)) is False
+    assert _version.parse_version_strict('v0.20.1rc1+cpu') == (0, 20, 1)
+    with pytest.raises(ValueError):
+        _version.parse_version_strict('0.20.1; rm -rf /')
+
+
+def test_num_speculative_tokens_is_capped_at_the_documented_maximum():
+    cap = S.MAX_NUM_SPECULATIVE_TOKENS
+    assert run(num_speculative_tokens=cap, measured_acceptance_rate=0.9)['num_speculative_tokens'] == cap
+    for value in (cap + 1, 1000000000):
+        with pytest.raises(SpeculativeInputError) as err:
+            run(num_speculative_tokens=value, measured_acceptance_rate=0.9)
+        assert 'num_speculative_tokens must be <= %s' % cap in str(err.value)
+
+
+# --- TPOT must be the bottleneck (baseline_benchmark) ------------------------------------------
+
+@pytest.mark.parametrize('ttft, e2e, enable', [
+    (180.0, 2900.0, True),      # Thor, Llama 3.1 8B, 2048 in / 128 out: decode-bound
+    (1450.0, 2900.0, True),     # exactly half: not dominated
+    (1451.0, 2900.0, False),    # TTFT dominates
+    (2800.0, 2900.0, False),
+])
+def test_ttft_dominated_workload_refused(ttft, e2e, enable):
+    result = run(baseline_benchmark=baseline_benchmark(ttft, e2e))
+    assert result['enable'] is enable
+    assert result['ttft_share'] == round(ttft / e2e, 4)
+    if not enable:
+        assert result['refused_by'] == ['workload']
+        assert 'TTFT dominates' in result['reasons'][0] and 'does not reduce TTFT-dominated latency' in \
+            result['reasons'][0]
+
+
+def test_ttft_threshold_is_an_option_and_registered_results_are_accepted():
+    bench = baseline_benchmark(2000.0, 2900.0, registered=True)
+    assert run(baseline_benchmark=bench)['enable'] is False
+    assert run(baseline_benchmark=bench, max_ttft_share=0.8)['enable'] is True
+    assert S.PLAN_DEFAULTS['max_ttft_share'] == 0.5
+
+
+def test_ttft_without_baseline_benchmark_warns():
+    result = run(baseline_benchmark=None)
+    assert result['enable'] is True and result['ttft_share'] is None
+    assert any('No baseline_benchmark given' in w for w in result['warnings'])
+
+
+@pytest.mark.parametrize('bench, words', [
+    ('fast', 'baseline_benchmark must be a vllm_benchmark result'),
+    ({'config': {}, 'runs': []}, 'no runs'),
+    (dict(baseline_benchmark(), runs=[{'concurrency': 8, 'failed': 0, 'ttft_ms_p50': 1.0,
+                                       'e2e_latency_ms_p50': 2.0}], config={'concurrency': [8]}), 'concurrency 1'),
+    (baseline_benchmark(ttft=float('nan')), 'ttft_ms_p50'),
+    (baseline_benchmark(e2e=0), 'e2e_latency_ms_p50'),
+    (baseline_benchmark(ttft=3000.0, e2e=2900.0), 'not a consistent result'),
+])
+def test_ttft_baseline_benchmark_validated(bench, words):
+    with pytest.raises(SpeculativeInputError, match=words):
+        run(baseline_benchmark=bench)
+
+
+@pytest.mark.parametrize('value', [0, 1.5, float('inf'), 'half'])
+def test_ttft_share_option_validated(value):
+    with pytest.raises(SpeculativeInputError, match='max_ttft_share'):
+        run(max_ttft_share=value)
+
+
+# --- start-up failures: the next step ----------------------------------------------------------
+
+def oom(gmu, model=LLAMA_HEAD):
+    return {'failure': 'oom', 'gpu_memory_utilization': gmu, 'model': model}
+
+
+def test_startup_first_attempt():
+    result = run()
+    assert result['next_step'] == 'first_attempt' and result['gpu_memory_utilization'] == 0.70
+
+
+def test_startup_oom_once_lowers_one_more_step():
+    result = run(previous_attempt=oom(0.70), smaller_draft_model='acme/tiny-draft')
+    assert result['enable'] is True and result['next_step'] == 'lower_gpu_memory_utilization'
+    assert result['gpu_memory_utilization'] == 0.65
+    assert result['method'] == 'eagle3' and result['model'] == LLAMA_HEAD
+
+
+def test_startup_oom_twice_uses_the_smaller_draft_at_the_lowered_value():
+    result = run(previous_attempt=oom(0.65), smaller_draft_model='Qwen/Qwen3-0.6B', target_model='Qwen/Qwen3-8B')
+    assert result['enable'] is True and result['next_step'] == 'smaller_draft'
+    assert result['gpu_memory_utilization'] == 0.65
+    assert result['method'] == 'draft_model' and result['model'] == 'Qwen/Qwen3-0.6B'
+    assert result['speculative_config']['model'] == 'Qwen/Qwen3-0.6B'
+
+
+def test_startup_oom_with_the_smaller_draft_refuses_with_memory_tuning():
+    result = run(previous_attempt=oom(0.65, 'Qwen/Qwen3-0.6B'), smaller_draft_model='Qwen/Qwen3-0.6B',
+                 target_model='Qwen/Qwen3-8B')
+    assert result['enable'] is False and result['next_step'] == 'none'
+    assert result['refused_by'] == ['startup']
+    assert result['handoff']['actions'] == ['memory_tuning', 'no_speculation']
+
+
+def test_startup_oom_without_smaller_draft_refuses_after_the_lower_step():
+    result = run(previous_attempt=oom(0.65))
+    assert result['enable'] is False and result['next_step'] == 'none'
+    assert result['handoff']['actions'] == ['memory_tuning', 'smaller_draft', 'no_speculation']
+
+
+def test_startup_oom_lower_step_skipped_below_the_floor():
+    result = run(baseline_gpu_memory_utilization=0.55, previous_attempt=oom(0.50), smaller_draft_model='acme/tiny')
+    assert result['next_step'] == 'smaller_draft' and result['gpu_memory_utilization'] == 0.50
+    assert 'below the floor' in ' '.join(result['reasons'])
+
+
+def test_startup_config_rejected_rechecks_the_runtime_rule():
+    clean = run(previous_attempt={'failure': 'config_rejected'})
+    assert clean['enable'] is False and clean['refused_by'] == ['startup'] and clean['next_step'] == 'none'
+    assert 'runtime rule finds nothing wrong' in clean['reasons'][0]
+    assert 'non-speculative command' in clean['handoff']['summary']
+    old = run(previous_attempt={'failure': 'config_rejected'}, vllm_version='0.14.1')
+    assert old['refused_by'] == ['runtime', 'startup'] and 'upgrade_vllm' in old['handoff']['actions']
+
+
+@pytest.mark.parametrize('failure', ['engine_init', 'crash_loop', 'timeout'])
+def test_startup_other_failures_refuse_with_a_handoff(failure):
+    result = run(previous_attempt={'failure': failure, 'gpu_memory_utilization': 0.7})
+    assert result['enable'] is False and result['refused_by'] == ['startup'] and result['next_step'] == 'none'
+    assert result['handoff']['actions'][-1] == 'no_speculation'
+
+
+@pytest.mark.parametrize('attempt, words', [
+    ('oom', 'previous_attempt must be a dictionary'),
+    ({'failure': 'OOM'}, 'previous_attempt.failure must be one of oom, config_rejected'),
+    ({'failure': 'oom'}, 'previous_attempt.gpu_memory_utilization must be a number'),
+    ({'failure': 'oom', 'gpu_memory_utilization': float('nan')}, 'must be a finite number'),
+    ({'failure': 'oom', 'gpu_memory_utilization': 0.7, 'model': 'a b'}, 'previous_attempt.model'),
+    ({'failure': 'oom', 'gpu_memory_utilization': 0.7, 'retries': 2}, 'unknown keys'),
+])
+def test_startup_previous_attempt_validated(attempt, words):
+    with pytest.raises(SpeculativeInputError, match=words):
+        run(previous_attempt=attempt)
+
+
+def test_startup_lower_gpu_memory_utilization_is_a_handoff_action():
+    assert 'lower_gpu_memory_utilization' in S.HANDOFF_ACTIONS
+
+
+# --- draft size estimate -----------------------------------------------------------------------
+
+def test_draft_size_estimated_from_the_catalogue():
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils._catalogue import DRAFT_SIZE_MB
+    result = run(draft_size_mb=None)
+    assert result['draft_size_mb'] == DRAFT_SIZE_MB[LLAMA_HEAD.lower()]
+    assert result['draft_size_source'] == 'catalogue'
+    assert not any('cannot be checked' in w for w in result['warnings'])
+    assert run(draft_size_mb=1234)['draft_size_source'] == 'option'
+
+
+def test_draft_size_measured_for_a_local_path(tmp_path):
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils._draft_size import weights_size_mb
+    (tmp_path / 'model.safetensors').write_bytes(b'\0' * (3 * 1024 * 1024 + 1))
+    (tmp_path / 'README.md').write_bytes(b'\0' * (50 * 1024 * 1024))  # not weights
+    assert weights_size_mb(str(tmp_path)) == 4
+    result = run(draft_size_mb=None, method='draft_model', draft_model=str(tmp_path), measure_path=weights_size_mb)
+    assert result['draft_size_mb'] == 4 and result['draft_size_source'] == 'weights'
+    assert weights_size_mb(str(tmp_path / 'missing')) is None

@@ -341,3 +341,48 @@ def test_results_must_be_dicts(value):
 def test_registered_benchmark_must_be_a_dict():
     with pytest.raises(SpeculativeInputError, match='candidate.benchmark must be a dictionary'):
         decide(bench(), {'benchmark': 'oops'})
+
+
+# --- hostile inputs (issue 9) ---------------------------------------------------------------------
+
+@pytest.mark.parametrize('listed', [[1, 'x'], [1, None], [1, 8.5], [1, True], 'c1', [[1]]])
+def test_config_concurrency_must_be_a_list_of_integers(listed):
+    base, cand = bench(), bench()
+    base['config']['concurrency'] = listed
+    cand['config']['concurrency'] = copy.deepcopy(listed)
+    with pytest.raises(SpeculativeInputError) as err:
+        decide(base, cand)
+    text = str(err.value)
+    assert 'config.concurrency' in text and 'integers' in text
+
+
+@pytest.mark.parametrize('errors', [{'timeout': 3}, 'boom', [{'msg': 'x'}], 5])
+def test_failed_run_with_any_errors_shape_is_a_clear_error(errors):
+    base, cand = bench(), bench()
+    cand['runs'][0]['failed'] = 3
+    cand['runs'][0]['errors'] = errors
+    with pytest.raises(SpeculativeInputError) as err:
+        decide(base, cand)
+    assert 'failed request' in str(err.value)
+
+
+def test_nan_workload_fields_are_an_error_not_different_workloads():
+    base, cand = bench(temperature=float('nan')), bench(temperature=float('nan'))
+    with pytest.raises(SpeculativeInputError) as err:
+        decide(base, cand)
+    text = str(err.value)
+    assert 'config.temperature' in text and 'finite' in text and 'different workloads' not in text
+
+
+@pytest.mark.parametrize('value', [1e-320, 0.0, -5.0, float('inf'), float('nan')])
+def test_unusable_baseline_throughput_is_an_error(value):
+    base = bench(c1=(value, 22.0))
+    with pytest.raises(SpeculativeInputError) as err:
+        decide(base, bench(c1=(60.0, 16.0), acceptance=0.7))
+    assert 'throughput_tok_s' in str(err.value)
+
+
+def test_gain_that_is_not_finite_is_an_error():
+    with pytest.raises(SpeculativeInputError) as err:
+        decide(bench(c1=(1e-300, 22.0)), bench(c1=(1e300, 16.0), acceptance=0.7))
+    assert 'not a finite number' in str(err.value)

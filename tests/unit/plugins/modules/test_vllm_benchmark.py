@@ -116,7 +116,7 @@ def test_result_without_output_file_is_not_a_change(calls):
     assert calls['warnings'] == ['a warning']
     p, identity, _files = calls['runs'][0]
     assert p['endpoint'] == 'http://127.0.0.1:8000' and p['concurrency'] == [1, 8] and p['dataset'] == 'builtin'
-    assert identity['sku'] is None  # not a Jetson
+    assert identity['sku'] == 'unknown' and identity['sku_label'] is None  # not a Jetson (the contract's bucket)
 
 
 def test_identity_comes_from_the_jetson_facts(calls):
@@ -126,7 +126,7 @@ def test_identity_comes_from_the_jetson_facts(calls):
     kind, result = run({})
     assert kind is ExitJson
     bench = result['benchmark']
-    assert (bench['sku'], bench['variant'], bench['l4t'], bench['power_mode']) == ('Jetson Orin Nano 8GB', 'orin-nano-8gb',
+    assert (bench['sku'], bench['variant'], bench['l4t'], bench['power_mode']) == ('orin-nano', 'orin-nano-8gb',
                                                                                    '36.4.4', '15W')
 
 

@@ -1,0 +1,160 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, jetson_llm.vllm maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The device rules, each in one table (private to this collection).
+
+``jetson_facts`` (``_jetson.py``) and ``speculative_plan`` (``_plan.py``) both read these
+tables and helpers; neither keeps a copy. docs/decision-rules.md and docs/jetson_facts.md
+describe them.
+
+- ``FAMILIES``: per product line, its label, generation, benchmark ``sku`` bucket and whether
+  it may speculate (``yes``, ``small``: only a draft model and only when allowed, ``no``).
+- ``DEFAULT_NUM_SPECULATIVE_TOKENS``: K per generation (5 on Thor, 3 on Orin).
+- ``runtime_rule(generation, l4t_major)``: the vLLM runtime path (upstream 0.20+ on Thor and
+  on Orin r39+, the NVIDIA-AI-IOT image on older Orin).
+- ``image_kind(ref)``: upstream / NVIDIA-AI-IOT / other, by repository (any tag or digest).
+- ``is_max_performance(mode_name)``: MAXN or MAXN_*.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import re
+
+UNKNOWN = 'unknown'
+
+# --- families -------------------------------------------------------------------------------
+
+# product line -> label, generation, benchmark sku bucket (the legacy detect_jetson.sh values that
+# jetson-inference-mem-tune's recommend.py reads), speculation (yes | small | no).
+FAMILIES = {
+    'thor-agx': {'label': 'Jetson AGX Thor', 'generation': 'thor', 'sku': 'thor', 'speculation': 'yes'},
+    'orin-agx': {'label': 'Jetson AGX Orin', 'generation': 'orin', 'sku': 'orin-agx', 'speculation': 'yes'},
+    'orin-nx': {'label': 'Jetson Orin NX', 'generation': 'orin', 'sku': 'orin-nx', 'speculation': 'small'},
+    'orin-nano': {'label': 'Jetson Orin Nano', 'generation': 'orin', 'sku': 'orin-nano', 'speculation': 'small'},
+    'xavier-agx': {'label': 'Jetson AGX Xavier', 'generation': 'xavier', 'sku': UNKNOWN, 'speculation': 'no'},
+    'xavier-nx': {'label': 'Jetson Xavier NX', 'generation': 'xavier', 'sku': UNKNOWN, 'speculation': 'no'},
+}
+SKU_BUCKETS = ('thor', 'orin-agx', 'orin-nx', 'orin-nano', UNKNOWN)
+
+# num_speculative_tokens to start at, per generation (speculative-decoding-rules.md).
+DEFAULT_NUM_SPECULATIVE_TOKENS = {'thor': 5, 'orin': 3}
+
+
+def family(product_line):
+    """The FAMILIES entry for ``product_line`` (an empty dict when unknown)."""
+    return FAMILIES.get(product_line, {})
+
+
+def family_label(product_line, generation=None):
+    label = family(product_line).get('label')
+    if label is None:
+        label = 'Jetson Thor' if generation == 'thor' else 'this device'
+    return label
+
+
+def speculation_allowed(product_line):
+    """'yes', 'small' (Orin NX/Nano: draft model only, when allowed) or 'no'."""
+    return family(product_line).get('speculation', 'no')
+
+
+def sku_bucket(product_line, generation=None):
+    """The benchmark contract's ``sku``: thor | orin-agx | orin-nx | orin-nano | unknown."""
+    bucket = family(product_line).get('sku')
+    if bucket is None:
+        bucket = 'thor' if generation == 'thor' else UNKNOWN
+    return bucket
+
+
+# --- runtime --------------------------------------------------------------------------------
+
+UPSTREAM_IMAGE = 'vllm/vllm-openai:latest'
+ORIN_IMAGE = 'ghcr.io/nvidia-ai-iot/vllm:latest-jetson-orin'
+# Repositories (registry/name, lower case, without tag or digest) of each image family.
+UPSTREAM_REPOSITORIES = ('vllm/vllm-openai',)
+NVIDIA_AI_IOT_REPOSITORIES = ('ghcr.io/nvidia-ai-iot/vllm', 'dustynv/vllm')
+UPSTREAM_MIN_VLLM = (0, 20)        # Thor, and Orin on L4T r39+
+ORIN_UPSTREAM_L4T_MAJOR = 39       # JetPack 7.2: Orin moves to upstream vLLM
+
+
+def vstr(version):
+    return '.'.join(str(p) for p in version)
+
+
+def runtime_rule(generation, l4t_major=None):
+    """The runtime path of a device: {path, image, min_vllm_version (tuple or None), assumed}.
+
+    path is upstream | nvidia-ai-iot | unsupported. ``assumed`` is True when the L4T release of
+    an Orin is unknown: the pre-r39 NVIDIA-AI-IOT path is assumed (what JetPack 5/6 fleets run),
+    and both jetson_facts and speculative_plan say so in a warning.
+    """
+    if generation == 'thor':
+        return {'path': 'upstream', 'image': UPSTREAM_IMAGE, 'min_vllm_version': UPSTREAM_MIN_VLLM, 'assumed': False}
+    if generation == 'orin':
+        if l4t_major is not None and l4t_major >= ORIN_UPSTREAM_L4T_MAJOR:
+            return {'path': 'upstream', 'image': UPSTREAM_IMAGE, 'min_vllm_version': UPSTREAM_MIN_VLLM,
+                    'assumed': False}
+        return {'path': 'nvidia-ai-iot', 'image': ORIN_IMAGE, 'min_vllm_version': None,
+                'assumed': l4t_major is None}
+    return {'path': 'unsupported', 'image': None, 'min_vllm_version': None, 'assumed': False}
+
+
+UNKNOWN_L4T_ON_ORIN = ('Orin with an unknown L4T release: runtime path nvidia-ai-iot assumed (JetPack 5/6); '
+                       'check /etc/nv_tegra_release (r39+ needs upstream vLLM %s+)' % vstr(UPSTREAM_MIN_VLLM))
+
+
+def split_image(ref):
+    """'ghcr.io/nvidia-ai-iot/vllm:r36@sha256:ab..' -> ('ghcr.io/nvidia-ai-iot/vllm', 'r36', 'sha256:ab..').
+
+    The repository is lower-cased, with Docker Hub's implicit prefixes removed.
+    """
+    ref = ref.strip().lower()
+    digest = None
+    if '@' in ref:
+        ref, digest = ref.split('@', 1)
+    tag = None
+    if ':' in ref.rsplit('/', 1)[-1]:
+        ref, tag = ref.rsplit(':', 1)
+    for prefix in ('docker.io/', 'index.docker.io/', 'registry-1.docker.io/'):
+        if ref.startswith(prefix):
+            ref = ref[len(prefix):]
+    if ref.startswith('library/'):
+        ref = ref[len('library/'):]
+    return ref, tag, digest
+
+
+def image_kind(ref):
+    """'upstream', 'nvidia-ai-iot' or 'other', by the image's repository (never by its tag)."""
+    repository = split_image(ref)[0]
+    if repository in UPSTREAM_REPOSITORIES:
+        return 'upstream'
+    if repository in NVIDIA_AI_IOT_REPOSITORIES:
+        return 'nvidia-ai-iot'
+    return 'other'
+
+
+_TAG_VERSION = re.compile(r'^v?(\d+)\.(\d+)(?:\.(\d+))?')
+
+
+def image_tag_version(ref):
+    """The vLLM version a tag names ('v0.10.0' -> (0, 10, 0); 'latest', 'r36.4-cu126' -> None).
+
+    Only upstream tags name the vLLM version; NVIDIA-AI-IOT tags name the JetPack/L4T release.
+    """
+    if image_kind(ref) != 'upstream':
+        return None
+    tag = split_image(ref)[1]
+    match = _TAG_VERSION.match(tag or '')
+    if not match:
+        return None
+    return tuple(int(p) for p in match.groups() if p is not None)
+
+
+# --- power ----------------------------------------------------------------------------------
+
+def is_max_performance(mode_name):
+    """MAXN or MAXN_* (MAXN_SUPER) is maximum performance, in any case; None when the name is unknown."""
+    if not mode_name:
+        return None
+    name = mode_name.strip().upper()
+    return name == 'MAXN' or name.startswith('MAXN_')

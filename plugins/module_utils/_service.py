@@ -1,0 +1,423 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, jetson_llm.vllm maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What vLLM service is deployed on a host: the file on disk, the running process, and the drift.
+
+``gather()`` is the whole job of the ``vllm_service_info`` module. Commands (``systemctl``,
+``docker``) go through an injected ``run_command(argv) -> (rc, stdout, stderr)`` and ``which(name)``
+so tests feed real captured outputs; with a root other than ``/`` nothing runs at all.
+
+Secrets never leave this module: ``--api-key`` / token values are masked in every argv, the values
+of ``Environment=``, env files and ``docker inspect`` ``Env`` are only used internally (variable
+expansion, "is an API key set").
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import json
+import os
+
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _serve_args as serve_args
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_compose as compose
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_files as files
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_systemd as systemd
+
+MANAGERS = ('systemd', 'compose', 'auto')
+LIVE_ROOT = '/'
+COMMAND_TIMEOUT = 30
+DEFAULT_PROJECT_PARENT = '/opt/vllm'
+COMPARED_KEYS = ('model', 'served_model_name', 'host', 'port', 'gpu_memory_utilization', 'max_model_len',
+                 'speculative_config', 'api_key_set', 'extra_args')
+
+
+class ServiceInfoError(Exception):
+    """A problem the operator must fix before the module can answer (bad option, unreadable root)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Commands
+# --------------------------------------------------------------------------------------------
+
+class Runner(object):
+    """Runs commands on a live root with a timeout (coreutils ``timeout`` when present)."""
+
+    def __init__(self, run_command, which, timeout=COMMAND_TIMEOUT):
+        self._run = run_command
+        self._which = which or (lambda name: None)
+        self.timeout = timeout
+        self._paths = {}
+        self._compose = None
+
+    def which(self, name):
+        if name not in self._paths:
+            self._paths[name] = self._which(name)
+        return self._paths[name]
+
+    def run(self, argv):
+        """(rc, stdout, stderr); rc 124 means the timeout fired."""
+        wrapper = self.which('timeout')
+        full = ([wrapper, '-k', '5', str(self.timeout)] if wrapper else []) + list(argv)
+        rc, out, err = self._run(full)
+        return rc, out or '', err or ''
+
+    def compose_available(self):
+        """True when ``docker compose`` (Compose v2 CLI plugin) answers."""
+        if self._compose is None:
+            docker = self.which('docker')
+            if not docker:
+                self._compose = False
+            else:
+                rc, _out, _err = self.run([docker, 'compose', 'version'])
+                self._compose = rc == 0
+        return self._compose
+
+
+def _short(text, limit=300):
+    text = ' '.join((text or '').split())
+    return text if len(text) <= limit else text[:limit] + '...'
+
+
+def _failed(what, rc, err):
+    if rc == 124:
+        return '%s timed out after %d s' % (what, COMMAND_TIMEOUT)
+    return '%s failed (rc=%s): %s' % (what, rc, _short(err) or 'no error output')
+
+
+# --------------------------------------------------------------------------------------------
+# Shared helpers
+# --------------------------------------------------------------------------------------------
+
+def unknown_state(status='unknown'):
+    return {'active': False, 'status': status, 'main_pid': None, 'restarts': None, 'since': None,
+            'need_daemon_reload': None, 'container_id': None}
+
+
+def _command_result(info):
+    if info is None:
+        return None
+    return {'argv': info['argv'], 'serve': info['serve']}
+
+
+def _fmt(value):
+    return json.dumps(value, sort_keys=True)
+
+
+def compare(configured, running):
+    """Reasons why the configured command differs from the running one ([] when they agree)."""
+    reasons = []
+    if configured is None or running is None:
+        return reasons
+    if configured['image'] and running['image'] and configured['image'] != running['image']:
+        reasons.append('image: file %s, running %s' % (configured['image'], running['image']))
+    left, right = configured['serve'], running['serve']
+    if left is None or right is None:
+        if (left is None) != (right is None):
+            reasons.append('the file %s a vLLM server command and the running process %s'
+                           % ('has' if left else 'has no', 'runs one' if right else 'does not run one'))
+        return reasons
+    known = (serve_args.ENTRY_SERVE, serve_args.ENTRY_API_SERVER)
+    if left['entry'] in known and right['entry'] in known and left['entry'] != right['entry']:
+        reasons.append('entry point: file %s, running %s' % (left['entry'], right['entry']))
+    for key in COMPARED_KEYS:
+        if key == 'speculative_config':
+            raw_left, raw_right = configured['speculative_raw'], running['speculative_raw']
+            if left[key] is None and raw_left is not None or right[key] is None and raw_right is not None:
+                if raw_left != raw_right:
+                    reasons.append('--speculative-config: file %s, running %s' % (raw_left, raw_right))
+                continue
+        if left[key] != right[key]:
+            if key == 'api_key_set':
+                reasons.append('API key: %s in the file, %s in the running process'
+                               % ('set' if left[key] else 'not set', 'set' if right[key] else 'not set'))
+            else:
+                reasons.append('%s: file %s, running %s' % (key, _fmt(left[key]), _fmt(right[key])))
+    return reasons
+
+
+def _read_hostname(root):
+    read = files.read_regular(root, '/etc/hostname', limit=4096)
+    name = (read.text or '').strip().split('\n')[0].strip()
+    return name or None
+
+
+def _read_machine_id(root):
+    read = files.read_regular(root, '/etc/machine-id', limit=4096)
+    value = (read.text or '').strip()
+    return value if len(value) == 32 else None
+
+
+def _analyse(argv, warnings, where, image_entrypoint_args=False, env=None):
+    info, problems = serve_args.analyse_command(argv, image_entrypoint_args=image_entrypoint_args, env=env)
+    for problem in problems:
+        warnings.append('%s: %s' % (where, problem))
+    return info
+
+
+def _has_api_key_env(env_list):
+    for item in env_list or []:
+        name, sep, value = str(item).partition('=')
+        if name == 'VLLM_API_KEY' and sep and value:
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------------------------
+# systemd
+# --------------------------------------------------------------------------------------------
+
+def _systemctl_show(runner, unit, warnings):
+    systemctl = runner.which('systemctl')
+    if not systemctl:
+        warnings.append('systemctl is not on the PATH: the state of %s is unknown' % unit)
+        return None
+    rc, out, err = runner.run([systemctl, 'show', unit, '--no-pager', '-p', ','.join(systemd.SHOW_PROPERTIES)])
+    if rc != 0:
+        warnings.append(_failed('systemctl show %s' % unit, rc, err) + ': the state is unknown')
+        return None
+    props = systemd.parse_systemctl_show(out)
+    if 'ActiveState' not in props:
+        warnings.append('systemctl show %s printed no ActiveState: the state is unknown' % unit)
+        return None
+    return props
+
+
+def _container_id(runner, name, warnings):
+    docker = runner.which('docker')
+    if not docker or not name:
+        return None
+    rc, out, err = runner.run([docker, 'inspect', '--type', 'container', name])
+    if rc != 0:
+        warnings.append(_failed('docker inspect %s' % name, rc, err))
+        return None
+    container = compose.parse_docker_inspect(out)
+    return container.get('Id') if container else None
+
+
+def gather_systemd(name, root, unit_path, runner, warnings, proc_root=LIVE_ROOT):
+    unit = systemd.unit_name(name)
+    live = runner is not None
+    props = _systemctl_show(runner, unit, warnings) if live else None
+    fragment = (props or {}).get('FragmentPath') or None
+    path = unit_path or fragment or systemd.find_unit_file(root, unit) or '/etc/systemd/system/' + unit
+    read = files.read_regular(root, path)
+    parsed = systemd.parse_unit(root, unit, path, hostname=_read_hostname(root),
+                                machine_id=_read_machine_id(root), read=read)
+    for problem in parsed['problems']:
+        warnings.append('%s: %s' % (path, problem) if not problem.startswith(path) else problem)
+    configured = None
+    if parsed['argv'] is not None:
+        configured = _analyse(parsed['argv'], warnings, path, env=parsed['env'])
+    state = systemd.state_from_show(props) if props else unknown_state()
+    running = None
+    if live and state['main_pid']:
+        proc = files.read_regular(proc_root, '/proc/%d/cmdline' % state['main_pid'], proc=True)
+        argv = systemd.parse_proc_cmdline(proc.data)
+        if argv:
+            running = _analyse(argv, warnings, 'process %d' % state['main_pid'],
+                               env=parsed['env'])
+        else:
+            warnings.append('the command line of process %d (MainPID of %s) cannot be read%s'
+                            % (state['main_pid'], unit, ': %s' % proc.error if proc.error else ''))
+    if running is not None and running['runtime'] == 'container' and running['container_name']:
+        state['container_id'] = _container_id(runner, running['container_name'], warnings)
+    reasons = []
+    if state['need_daemon_reload']:
+        reasons.append('systemd reports NeedDaemonReload=yes: %s changed on disk since systemd loaded it '
+                       '(run systemctl daemon-reload, then restart the service)' % path)
+    if props and props.get('LoadState') == 'not-found' and read.exists:
+        reasons.append('%s exists but systemd has not loaded %s (run systemctl daemon-reload)' % (path, unit))
+    if running is not None and not read.exists:
+        reasons.append('%s is running but its unit file %s does not exist any more' % (unit, path))
+    env_files = list(parsed['env_files'])
+    for info in (configured, running):
+        if info:
+            env_files.extend(p for p in info['env_files'] if p not in env_files)
+    return {
+        'name': systemd.unit_base(unit),
+        'manager': 'systemd',
+        'exists': read.exists,
+        'file': read.info(),
+        'env_files': env_files,
+        'state': state,
+    }, configured, running, reasons
+
+
+# --------------------------------------------------------------------------------------------
+# Docker Compose
+# --------------------------------------------------------------------------------------------
+
+def _compose_config_runner(runner, path):
+    if runner is None or not runner.compose_available():
+        return None
+
+    def run_config():
+        rc, out, err = runner.run([runner.which('docker'), 'compose', '-f', path, 'config', '--format', 'json',
+                                   '--no-interpolate'])
+        if rc != 0:
+            return None, _failed('docker compose config', rc, err) + '; reading the file directly instead'
+        return out, None
+    return run_config
+
+
+def _find_container(runner, path, project, service, warnings):
+    """The container id of the service, via compose ps (or docker ps labels); (id, found_state)."""
+    docker = runner.which('docker')
+    if not docker:
+        warnings.append('docker is not on the PATH: the state of compose service %s is unknown' % service)
+        return None, False
+    if runner.compose_available():
+        rc, out, err = runner.run([docker, 'compose', '-f', path, '-p', project, 'ps', '--all', '--format', 'json'])
+        if rc != 0:
+            warnings.append(_failed('docker compose ps', rc, err) + ': the state is unknown')
+            return None, False
+        rows = [row for row in compose.parse_compose_ps(out) if row.get('Service') == service]
+        return (rows[0].get('ID') if rows else None), True
+    rc, out, err = runner.run([docker, 'ps', '--all', '--no-trunc', '--format', '{{.ID}}',
+                               '--filter', 'label=com.docker.compose.project=%s' % project,
+                               '--filter', 'label=com.docker.compose.service=%s' % service])
+    if rc != 0:
+        warnings.append(_failed('docker ps', rc, err) + ': the state is unknown')
+        return None, False
+    ids = [line.strip() for line in out.splitlines() if line.strip()]
+    return (ids[0] if ids else None), True
+
+
+def gather_compose(name, root, project_src, runner, warnings):
+    project_src = (project_src or DEFAULT_PROJECT_PARENT + '/' + name).rstrip('/') or '/'
+    path = compose.find_compose_file(root, project_src) or project_src + '/compose.yaml'
+    read = files.read_regular(root, path)
+    if read.error:
+        warnings.append(read.error)
+    problems = []
+    service = None
+    data = None
+    if read.data is not None:
+        try:
+            data, _loader, more = compose.load_compose_text(read.text, path, _compose_config_runner(runner, path))
+            problems.extend(more)
+            missing, errors = [], []
+            env = compose.dot_env(root, project_src)
+            data = compose.interpolate_tree(data, env, missing, errors)
+            problems.extend(errors)
+            for variable in missing:
+                problems.append('variable %s is not set in %s/.env (compose may take it from the shell that runs '
+                                'it); read as empty' % (variable, project_src))
+            service = compose.service_config(data, name, project_src, root, problems)
+        except compose.ComposeError as exc:
+            raise ServiceInfoError(str(exc))
+    for problem in problems:
+        warnings.append('%s: %s' % (path, problem))
+    project = compose.project_name(project_src, data)
+    configured = None
+    if service is not None:
+        if service['entrypoint'] is not None:
+            argv = service['entrypoint'] + (service['command'] or [])
+            configured = _analyse(argv, warnings, path, env=service['env'])
+        else:
+            configured = _analyse(service['command'] or [], warnings, path, image_entrypoint_args=True,
+                                  env=service['env'])
+        configured['runtime'] = 'container'
+        configured['image'] = service['image']
+    state = unknown_state()
+    running = None
+    if runner is not None:
+        container_id, answered = _find_container(runner, path, project, name, warnings)
+        if answered and container_id is None:
+            state = unknown_state('inactive' if read.exists else 'not-found')
+        elif container_id:
+            rc, out, err = runner.run([runner.which('docker'), 'inspect', '--type', 'container', container_id])
+            container = compose.parse_docker_inspect(out) if rc == 0 else None
+            if container is None:
+                warnings.append(_failed('docker inspect %s' % container_id, rc, err) + ': the state is unknown')
+            else:
+                state = compose.state_from_inspect(container)
+                if state['status'] in ('active', 'activating'):
+                    env = dict(service['env']) if service else {}
+                    if _has_api_key_env((container.get('Config') or {}).get('Env')):
+                        env['VLLM_API_KEY'] = 'set'
+                    running = _analyse(compose.argv_from_inspect(container), warnings,
+                                       'container %s' % container_id[:12], env=env)
+                    running['runtime'] = 'container'
+                    running['image'] = (container.get('Config') or {}).get('Image')
+    exists = service is not None
+    return {
+        'name': name,
+        'manager': 'compose',
+        'exists': exists,
+        'file': read.info(),
+        'env_files': list(service['env_files']) if service else [],
+        'state': state,
+    }, configured, running, []
+
+
+# --------------------------------------------------------------------------------------------
+# The module's job
+# --------------------------------------------------------------------------------------------
+
+def choose_manager(name, manager, root, project_src, unit_path, runner, warnings):
+    if manager != 'auto':
+        return manager
+    if unit_path or name.endswith('.service'):
+        return 'systemd'
+    unit = systemd.unit_name(name)
+    if systemd.find_unit_file(root, unit):
+        return 'systemd'
+    if compose.find_compose_file(root, project_src or DEFAULT_PROJECT_PARENT + '/' + name):
+        return 'compose'
+    if runner is not None and runner.which('systemctl'):
+        rc, out, _err = runner.run([runner.which('systemctl'), 'show', unit, '--no-pager', '-p', 'LoadState,FragmentPath'])
+        props = systemd.parse_systemctl_show(out) if rc == 0 else {}
+        if props.get('LoadState') not in (None, '', 'not-found'):
+            return 'systemd'
+    warnings.append('neither a systemd unit %s nor a compose file in %s was found: reporting it as a systemd unit '
+                    'that does not exist' % (unit, project_src or DEFAULT_PROJECT_PARENT + '/' + name))
+    return 'systemd'
+
+
+def validate(name, manager, root):
+    if not isinstance(name, str) or not name.strip():
+        raise ServiceInfoError('name must be a systemd unit name (vllm or vllm.service) or a compose service name, '
+                               'not %r' % (name,))
+    if '/' in name or '\0' in name or name.strip() != name:
+        raise ServiceInfoError('name %r is not a unit or compose service name: give the name only (for example '
+                               'vllm), and the path with unit_path or project_src' % (name,))
+    if manager not in MANAGERS:
+        raise ServiceInfoError('manager %r is not one of %s' % (manager, ', '.join(MANAGERS)))
+    if not os.path.isdir(root):
+        raise ServiceInfoError('root %s does not exist or is not a directory: give / for this host, or the '
+                               'directory holding an offline root filesystem' % root)
+
+
+def gather(name, manager='auto', project_src=None, unit_path=None, root=LIVE_ROOT, run_command=None, which=None,
+           timeout=COMMAND_TIMEOUT, live=None, proc_root=LIVE_ROOT):
+    """Return (service, warnings). Raises ServiceInfoError for bad options.
+
+    Commands run (through ``run_command``) only on a live host: ``root`` is ``/``. ``live`` and
+    ``proc_root`` exist for tests, which read fixture files with captured command outputs.
+    """
+    validate(name, manager, root)
+    if live is None:
+        live = os.path.abspath(root) == LIVE_ROOT
+    runner = Runner(run_command, which, timeout) if live and run_command is not None else None
+    warnings = []
+    chosen = choose_manager(name, manager, root, project_src, unit_path, runner, warnings)
+    if chosen == 'systemd':
+        service, configured, running, reasons = gather_systemd(name, root, unit_path, runner, warnings, proc_root)
+    else:
+        if name.endswith('.service'):
+            raise ServiceInfoError('name %r ends with .service, which is a systemd unit; a compose service name '
+                                   'has no suffix' % name)
+        service, configured, running, reasons = gather_compose(name, root, project_src, runner, warnings)
+    reasons = reasons + compare(configured, running)
+    source = running if running is not None else configured
+    service.update({
+        'runtime': (source or {}).get('runtime') or 'unknown',
+        'image': (running or {}).get('image') or (configured or {}).get('image'),
+        'configured': _command_result(configured),
+        'running': _command_result(running),
+        'serve': source['serve'] if source else None,
+        'drift': bool(reasons),
+        'drift_reasons': reasons,
+    })
+    return service, warnings

@@ -1,0 +1,171 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, jetson_llm.vllm maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""vLLM ``--speculative-config`` keys and values (private to this collection).
+
+Which SpeculativeConfig keys each method takes in each vLLM version (vllm-speculative-config
+facts in docs/decision-rules.md), the validation of ``extra_config`` and the JSON written into
+the unit file.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import json
+import re
+
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import (
+    SpeculativeInputError, _at_least, _is_int, _vstr, check_int)
+
+# vLLM version facts.
+MIN_VLLM_SPECULATIVE_CONFIG = (0, 10)   # the JSON --speculative-config form and EAGLE-3
+MIN_VLLM_DRAFT_MODEL = (0, 15)          # draft_model rejected at startup up to 0.14.x
+
+# SpeculativeConfig keys: valid in every version this collection supports, and the ones added
+# later (key -> first vLLM version that accepts it).
+CONFIG_KEYS_ALL_VERSIONS = ('method', 'model', 'num_speculative_tokens', 'draft_tensor_parallel_size',
+                            'quantization', 'max_model_len', 'revision', 'code_revision',
+                            'prompt_lookup_min', 'prompt_lookup_max')
+CONFIG_KEYS_SINCE = {'num_speculative_tokens_per_batch_size': (0, 30)}
+# Keys per method; keys the plan sets itself from its options may not come through extra_config.
+CONFIG_KEYS_BY_METHOD = {
+    'eagle3': ('method', 'model', 'num_speculative_tokens', 'draft_tensor_parallel_size', 'quantization',
+               'max_model_len', 'revision', 'code_revision', 'num_speculative_tokens_per_batch_size'),
+    'draft_model': ('method', 'model', 'num_speculative_tokens', 'draft_tensor_parallel_size', 'quantization',
+                    'max_model_len', 'revision', 'code_revision', 'num_speculative_tokens_per_batch_size'),
+    'ngram': ('method', 'num_speculative_tokens', 'prompt_lookup_min', 'prompt_lookup_max', 'max_model_len',
+              'num_speculative_tokens_per_batch_size'),
+}
+CONFIG_KEYS_FROM_OPTIONS = {
+    'method': 'method',
+    'model': 'eagle3_head or draft_model',
+    'num_speculative_tokens': 'num_speculative_tokens',
+}
+
+
+# --------------------------------------------------------------------------------------------
+# speculative_config
+# --------------------------------------------------------------------------------------------
+
+_QUANTIZATION = re.compile(r'^[a-z0-9][a-z0-9_-]*$')
+_REVISION = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._/-]*$')
+# Everything the final JSON may contain: nothing that a single-quoted systemd ExecStart, a shell
+# or a compose command list would interpret (no quotes but JSON's ", no %, $, \ or whitespace).
+_JSON_SAFE = re.compile(r'^[A-Za-z0-9{}\[\]":,._/+-]*$')
+
+
+def allowed_config_keys(method, version):
+    """SpeculativeConfig keys vLLM accepts for ``method`` at ``version`` (None = unknown version).
+
+    With an unknown version only the keys valid in every version are allowed.
+    """
+    keys = []
+    for key in CONFIG_KEYS_BY_METHOD.get(method, CONFIG_KEYS_ALL_VERSIONS):
+        since = CONFIG_KEYS_SINCE.get(key)
+        if since is None or (version is not None and _at_least(version, since)):
+            keys.append(key)
+    return keys
+
+
+def _all_known_keys():
+    return set(CONFIG_KEYS_ALL_VERSIONS) | set(CONFIG_KEYS_SINCE)
+
+
+def validate_extra_config(extra, method, version, num_speculative_tokens, tensor_parallel_size):
+    """Check ``extra`` (further SpeculativeConfig keys) for ``method``; return a clean copy or raise."""
+    if extra is None:
+        extra = {}
+    if not isinstance(extra, dict):
+        raise SpeculativeInputError('extra_config must be a dictionary of SpeculativeConfig keys, got %r.' % (extra,))
+    allowed = allowed_config_keys(method, version)
+    settable = [k for k in allowed if k not in CONFIG_KEYS_FROM_OPTIONS]
+    clean = {}
+    for key in sorted(extra, key=str):
+        value = extra[key]
+        if not isinstance(key, str):
+            raise SpeculativeInputError('extra_config keys must be strings, got %r.' % (key,))
+        if key == 'tensor_parallel_size':
+            raise SpeculativeInputError("extra_config: 'tensor_parallel_size' is not a valid argument in the "
+                                        "speculative_config. Please pass 'draft_tensor_parallel_size' instead.")
+        if key in CONFIG_KEYS_FROM_OPTIONS:
+            raise SpeculativeInputError('extra_config: %r is set by the plan from the %s option; do not pass it in '
+                                        'extra_config.' % (key, CONFIG_KEYS_FROM_OPTIONS[key]))
+        if key in CONFIG_KEYS_SINCE and key in CONFIG_KEYS_BY_METHOD.get(method, ()) and key not in allowed:
+            raise SpeculativeInputError(
+                'extra_config: %r needs vLLM >= %s, and vllm_version is %s; older vLLM silently drops it and newer '
+                'rejects what it does not know, so it is refused. Allowed here: %s.'
+                % (key, _vstr(CONFIG_KEYS_SINCE[key]), _vstr(version) if version else 'unknown', ', '.join(settable)))
+        if key in _all_known_keys() and key not in allowed:
+            raise SpeculativeInputError('extra_config: %r does not apply to method %s. Allowed for %s: %s.'
+                                        % (key, method, method, ', '.join(settable)))
+        if key not in allowed:
+            raise SpeculativeInputError('extra_config: unknown SpeculativeConfig key %r (vLLM 0.20+ rejects unknown '
+                                        'keys, older versions silently drop them). Allowed for %s: %s.'
+                                        % (key, method, ', '.join(settable)))
+        clean[key] = _check_config_value(key, value, num_speculative_tokens, tensor_parallel_size)
+    if 'prompt_lookup_min' in clean and 'prompt_lookup_max' in clean \
+            and clean['prompt_lookup_min'] > clean['prompt_lookup_max']:
+        raise SpeculativeInputError('extra_config: prompt_lookup_min=%s must be <= prompt_lookup_max=%s.'
+                                    % (clean['prompt_lookup_min'], clean['prompt_lookup_max']))
+    if method == 'ngram' and 'prompt_lookup_max' not in clean:
+        raise SpeculativeInputError('method ngram (prompt lookup) needs extra_config.prompt_lookup_max (an integer '
+                                    '>= 1, e.g. 4; prompt_lookup_min is optional).')
+    return clean
+
+
+def _check_config_value(key, value, num_speculative_tokens, tensor_parallel_size):
+    name = 'extra_config.%s' % key
+    if key == 'draft_tensor_parallel_size':
+        check_int(name, value, minimum=1)
+        if value not in (1, tensor_parallel_size):
+            raise SpeculativeInputError('%s must be 1 or the target\'s tensor_parallel_size (%s), got %s.'
+                                        % (name, tensor_parallel_size, value))
+        return value
+    if key in ('max_model_len', 'prompt_lookup_min', 'prompt_lookup_max'):
+        return check_int(name, value, minimum=1)
+    if key == 'quantization':
+        if not isinstance(value, str) or not _QUANTIZATION.match(value):
+            raise SpeculativeInputError("%s must be a vLLM quantization name such as fp8 or awq_marlin (lower-case "
+                                        "letters, digits, '_' and '-'), got %r." % (name, value))
+        return value
+    if key in ('revision', 'code_revision'):
+        if not isinstance(value, str) or not _REVISION.match(value) or '..' in value:
+            raise SpeculativeInputError("%s must be a git revision (branch, tag or commit: letters, digits, '.', "
+                                        "'_', '-' and '/'), got %r." % (name, value))
+        return value
+    if key == 'num_speculative_tokens_per_batch_size':
+        return _check_per_batch_size(name, value, num_speculative_tokens)
+    raise SpeculativeInputError('%s: no validation rule for this key.' % name)  # pragma: no cover
+
+
+def _check_per_batch_size(name, value, num_speculative_tokens):
+    if not isinstance(value, list) or not value:
+        raise SpeculativeInputError('%s must be a non-empty list of [start_bs, end_bs, K] triples, got %r.'
+                                    % (name, value))
+    clean = []
+    previous_end = 0
+    for item in value:
+        if not isinstance(item, (list, tuple)) or len(item) != 3 or not all(_is_int(x) for x in item):
+            raise SpeculativeInputError('%s: each entry must be [start_bs, end_bs, K] (three integers), got %r.'
+                                        % (name, item))
+        start, end, k = item
+        if start < 1 or end < start:
+            raise SpeculativeInputError('%s: %r must have 1 <= start_bs <= end_bs.' % (name, list(item)))
+        if start <= previous_end:
+            raise SpeculativeInputError('%s: ranges must be ascending and must not overlap (%r starts at or before '
+                                        'the end of the previous range, %s).' % (name, list(item), previous_end))
+        if k < 0 or (num_speculative_tokens is not None and k > num_speculative_tokens):
+            raise SpeculativeInputError('%s: K in %r must be between 0 (no drafting) and num_speculative_tokens (%s).'
+                                        % (name, list(item), num_speculative_tokens))
+        previous_end = end
+        clean.append([start, end, k])
+    return clean
+
+
+def config_json(config):
+    """Compact JSON with a stable key order, safe inside a single-quoted ExecStart and a compose list."""
+    text = json.dumps(config, separators=(',', ':'), sort_keys=True)
+    if not _JSON_SAFE.match(text):
+        raise SpeculativeInputError('internal check failed: the speculative config %s contains characters that '
+                                    'would need escaping in a unit file.' % text)
+    return text
