@@ -1,0 +1,386 @@
+"""The roles on real systemd hosts serving a real vLLM: enable, keep, revert, refuse, recover.
+
+Hosts are systemd-nspawn containers (tests/nspawn/fleet.py) with Jetson identities from the
+fixture roots; each runs the serve role's unit with the test bed's vLLM (CPU build, tiny models)
+under its own systemd, on its own port. The loop is driven through ansible-playbook exactly as an
+operator runs it (tests/integration/playbooks/roles/speculate.yml), with a shortened workload:
+
+  concurrency [1, 8], 8 prompts per level (+2 warm-up), 128 tokens in, 64 out, temperature 0
+
+(the production default is the specification's 50 + 10 prompts of 2048 in / 128 out; see the
+role's defaults). The scenarios share three hosts and run in file order:
+
+  thor-accept  (Thor T5000, target-deep)  accept with draft-deep-1layer; idempotent re-run
+  orin-reject  (AGX Orin R39, target)     reject with draft-perfect (too little gain, c=8 loss);
+                                          refusals (Orin Nano identity, concurrency 8);
+                                          JetPack upgrade R39.2 -> R39.0... re-verified
+  thor-faults  (Thor T5000, target)       draft-badvocab (rejected at start-up); draft-random;
+                                          controller SIGKILLed mid-change (the guard restores)
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import BIN, TOP, _ansible_env
+
+sys.path.insert(0, str(TOP / "tests" / "nspawn"))
+import fleet as nspawn  # noqa: E402  pylint: disable=wrong-import-position
+
+PLAYBOOK = TOP / "tests" / "integration" / "playbooks" / "roles" / "speculate.yml"
+OUT = TOP / "tests" / "output" / "roles"
+TESTBED = nspawn.TESTBED
+MODELS = TESTBED / "models"
+API_KEY = "rt-key-Jq8Xw3Lp5Zc7"
+HF_TOKEN = "hf_rtTokenNeverShown4Vq9"
+UNIT = "/etc/systemd/system/vllm.service"
+FACT = "/etc/ansible/facts.d/jetson_vllm_speculative.fact"
+LKG = "/var/lib/jetson_llm/speculative/vllm.last-known-good"
+
+WORKLOAD = {"concurrency": [1, 8], "num_prompts": 8, "warmup_prompts": 2, "input_len": 128, "output_len": 64,
+            "temperature": 0}
+
+HOSTS = {
+    "thor-accept": dict(identity="thor-t5000", port=8211, model="target-deep"),
+    "orin-reject": dict(identity="orin-agx-r39", port=8212, model="target"),
+    "thor-faults": dict(identity="thor-t5000", port=8213, model="target"),
+}
+
+
+def host_vars(name):
+    spec = HOSTS[name]
+    return {
+        "vllm_runtime": "native",
+        "vllm_native_command": [str(TESTBED / "venv" / "bin" / "vllm"), "serve"],
+        "vllm_model": str(MODELS / spec["model"]),
+        "vllm_served_model_name": spec["model"],
+        "vllm_host": "127.0.0.1",
+        "vllm_port": spec["port"],
+        "vllm_max_model_len": 1024,
+        "vllm_gpu_memory_utilization": 0.75,
+        "vllm_environment": {"VLLM_CPU_KVCACHE_SPACE": "1"},
+        "vllm_extra_args": ["--dtype", "bfloat16"],
+        "vllm_api_key": API_KEY,
+        "vllm_hf_token": HF_TOKEN,
+        "vllm_startup_timeout": 420,
+        "jetson_spec_facts_root": nspawn.IDENTITY_DIR,
+        "jetson_spec_method": "draft_model",
+        "jetson_spec_num_speculative_tokens": 4,
+        "jetson_spec_guard_timeout": 900,
+        "jetson_spec_benchmark": WORKLOAD,
+    }
+
+
+class Fleet:
+    def __init__(self):
+        self.hosts = {name: nspawn.Host(name, identity=spec["identity"], vllm_port=spec["port"])
+                      for name, spec in HOSTS.items()}
+        OUT.mkdir(parents=True, exist_ok=True)
+        self.inventory = OUT / "inventory.json"
+        self.runs = 0
+
+    def up(self):
+        for host in self.hosts.values():
+            host.create().boot()
+        nspawn.write_inventory(self.inventory, self.hosts.values(),
+                               host_vars={name: host_vars(name) for name in self.hosts})
+
+    def down(self):
+        for host in self.hosts.values():
+            host.destroy()
+
+    def play(self, limit, extra=None, check=False, expect_rc=0, args=()):
+        """ansible-playbook on one host; returns (rc, stdout+stderr). The output is kept under tests/output/roles."""
+        self.runs += 1
+        cmd = [str(BIN / "ansible-playbook"), "-i", str(self.inventory), str(PLAYBOOK), "--limit", limit, "--diff"]
+        if extra:
+            cmd += ["-e", json.dumps(extra)]
+        if check:
+            cmd.append("--check")
+        cmd += list(args)
+        env = _ansible_env({"ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.default", "ANSIBLE_DISPLAY_ARGS_TO_STDOUT": "0"})
+        proc = subprocess.run(cmd, cwd=TOP, env=env, text=True, capture_output=True, timeout=2400, check=False)
+        out = proc.stdout + proc.stderr
+        (OUT / f"run{self.runs:02d}-{limit}.log").write_text(out)
+        assert_no_secret(out, f"ansible-playbook output (run {self.runs})")
+        if expect_rc is not None and proc.returncode != expect_rc:
+            raise AssertionError(f"ansible-playbook on {limit} ended with {proc.returncode}, expected {expect_rc}:\n"
+                                 f"{out[-6000:]}")
+        return proc.returncode, out
+
+    # --- what is on the host --------------------------------------------------------------------
+    def read(self, name, path):
+        return self.hosts[name].path(path).read_bytes()
+
+    def sha(self, name, path):
+        return hashlib.sha256(self.read(name, path)).hexdigest()
+
+    def fact(self, name):
+        return json.loads(self.read(name, FACT))
+
+    def main_pid(self, name):
+        out = self.hosts[name].nsenter(["systemctl", "show", "vllm.service", "-p", "MainPID", "--value"]).stdout
+        return int(out.strip())
+
+    def cmdline(self, name):
+        pid = self.main_pid(name)
+        return self.hosts[name].nsenter(["cat", f"/proc/{pid}/cmdline"]).stdout.replace("\0", " ")
+
+    def metric(self, name, metric):
+        """Sum of a Prometheus counter of the host's vLLM (all label sets)."""
+        text = get(name, "/metrics")
+        return sum(float(m.group(1)) for m in re.finditer(rf"^{re.escape(metric)}(?:{{[^}}]*}})? (\S+)$", text, re.M))
+
+
+def get(name, path):
+    req = urllib.request.Request(f"http://127.0.0.1:{HOSTS[name]['port']}{path}",
+                                 headers={"Authorization": f"Bearer {API_KEY}"})
+    with urllib.request.urlopen(req, timeout=10) as resp:  # noqa: S310 (loopback only)
+        return resp.read().decode()
+
+
+def healthy(name):
+    try:
+        models = json.loads(get(name, "/v1/models"))
+    except OSError:
+        return False
+    return HOSTS[name]["model"] in [m["id"] for m in models["data"]]
+
+
+def assert_no_secret(text, where):
+    for secret in (API_KEY, HF_TOKEN):
+        assert secret not in text, f"a secret appears in {where}"
+
+
+def recap(out, host):
+    match = re.search(rf"^{re.escape(host)}\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", out, re.M)
+    assert match, f"no PLAY RECAP line for {host}"
+    return dict(zip(("ok", "changed", "unreachable", "failed"), map(int, match.groups())))
+
+
+@pytest.fixture(scope="module")
+def fleet(testbed):  # noqa: ARG001  (the test bed must be installed)
+    fl = Fleet()
+    try:
+        fl.up()
+        # The baseline service on every host (the serve role), once.
+        for name in fl.hosts:
+            fl.play(name, extra={"test_run_speculative": False})
+        yield fl
+    finally:
+        fl.down()
+
+
+# --- the serve role ---------------------------------------------------------------------------------
+def test_serve_role_deploys_a_healthy_baseline_with_secrets_in_a_root_only_file(fleet):
+    for name in fleet.hosts:
+        assert healthy(name), f"{name} does not serve its model after the serve role"
+        unit = fleet.read(name, UNIT).decode()
+        assert "--speculative-config" not in unit
+        assert '"--gpu-memory-utilization" \\\n    "0.75"' in unit
+        assert "EnvironmentFile=/etc/vllm/vllm.env" in unit
+        env_file = fleet.hosts[name].path("/etc/vllm/vllm.env")
+        assert oct(env_file.stat().st_mode & 0o777) == "0o600" and env_file.stat().st_uid == 0
+        assert f"VLLM_API_KEY='{API_KEY}'" in env_file.read_text()
+        assert_no_secret(unit, f"{name}'s unit")
+        assert_no_secret(fleet.cmdline(name), f"{name}'s vLLM command line")
+        show = fleet.hosts[name].nsenter(["systemctl", "show", "vllm.service"]).stdout
+        assert_no_secret(show, f"systemctl show on {name}")
+    # The key really protects the server: no key, no models.
+    req = urllib.request.Request(f"http://127.0.0.1:{HOSTS['thor-accept']['port']}/v1/models")
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(req, timeout=10)  # noqa: S310
+    assert err.value.code == 401
+
+
+def test_serve_role_second_run_changes_nothing(fleet):
+    pid = fleet.main_pid("orin-reject")
+    _rc, out = fleet.play("orin-reject", extra={"test_run_speculative": False})
+    assert recap(out, "orin-reject")["changed"] == 0
+    assert fleet.main_pid("orin-reject") == pid
+
+
+# --- accept ------------------------------------------------------------------------------------------
+def test_accept_enables_speculation_and_records_it(fleet):
+    baseline_unit = fleet.read("thor-accept", UNIT)
+    _rc, out = fleet.play("thor-accept", extra={"jetson_spec_draft_model": str(MODELS / "draft-deep-1layer")})
+    fact = fleet.fact("thor-accept")
+    assert fact["status"] == "enabled", fact["reasons"]
+    assert fact["verdict"] == "accept"
+    assert fact["deltas"]["throughput_gain_c1"] >= 0.30 and fact["deltas"]["tpot_reduction_c1"] >= 0.20
+    assert fact["speculative_config"]["model"] == str(MODELS / "draft-deep-1layer")
+    assert fact["candidate_gpu_memory_utilization"] == pytest.approx(0.70)
+    unit = fleet.read("thor-accept", UNIT).decode()
+    assert '"--speculative-config"' in unit and '"--gpu-memory-utilization" \\\n    "0.70"' in unit
+    assert "speculative-config" in fleet.cmdline("thor-accept")
+    assert fleet.read("thor-accept", LKG) == baseline_unit, "the last-known-good copy is not the baseline unit"
+    assert fact["service_sha256"] == fleet.sha("thor-accept", UNIT)
+    assert healthy("thor-accept")
+    # The guard was confirmed (disarmed): nothing will restore the old unit behind the operator's back.
+    state = fleet.hosts["thor-accept"].nsenter(["systemctl", "is-active", "jetson-spec-guard-vllm.timer"], check=False)
+    assert state.stdout.strip() != "active"
+    assert "ENABLED" in out
+
+
+def test_idempotent_second_run_restarts_nothing_and_sends_no_request(fleet):
+    pid = fleet.main_pid("thor-accept")
+    requests_before = fleet.metric("thor-accept", "vllm:request_success_total")
+    fact_before = fleet.read("thor-accept", FACT)
+    _rc, out = fleet.play("thor-accept", extra={"jetson_spec_draft_model": str(MODELS / "draft-deep-1layer")})
+    assert recap(out, "thor-accept")["changed"] == 0, out[-4000:]
+    assert fleet.main_pid("thor-accept") == pid
+    assert fleet.metric("thor-accept", "vllm:request_success_total") == requests_before
+    assert fleet.read("thor-accept", FACT) == fact_before
+    assert "recorded earlier" in out
+
+
+def test_check_mode_shows_the_planned_unit_and_changes_nothing(fleet):
+    unit_before = fleet.sha("orin-reject", UNIT)
+    pid = fleet.main_pid("orin-reject")
+    _rc, out = fleet.play("orin-reject", check=True,
+                          extra={"jetson_spec_draft_model": str(MODELS / "draft-perfect")})
+    assert '+    "--speculative-config" \\' in out, "check mode did not show the planned unit diff"
+    assert fleet.sha("orin-reject", UNIT) == unit_before
+    assert fleet.main_pid("orin-reject") == pid
+    assert not fleet.hosts["orin-reject"].path(FACT).exists()
+
+
+# --- reject ------------------------------------------------------------------------------------------
+def test_reject_restores_the_unit_byte_for_byte_and_serves_again(fleet):
+    unit_before = fleet.read("orin-reject", UNIT)
+    _rc, _out = fleet.play("orin-reject", extra={"jetson_spec_draft_model": str(MODELS / "draft-perfect")})
+    fact = fleet.fact("orin-reject")
+    assert fact["status"] == "reverted", fact["reasons"]
+    assert fact["verdict"] in ("reject", "marginal")
+    assert fleet.read("orin-reject", UNIT) == unit_before
+    assert "speculative-config" not in fleet.cmdline("orin-reject")
+    assert healthy("orin-reject")
+    assert fact["revert_check"]["ratio"] >= 0.5
+    assert fact["service_sha256"] == hashlib.sha256(unit_before).hexdigest()
+
+
+def test_refusals_change_nothing(fleet):
+    unit_before = fleet.sha("orin-reject", UNIT)
+    pid = fleet.main_pid("orin-reject")
+    nano = fleet.hosts["orin-reject"].path("/opt/jetson-identity-nano")
+    if not nano.exists():
+        import shutil  # pylint: disable=import-outside-toplevel
+        shutil.copytree(nspawn.FIXTURES / "orin-nano-8gb-super", nano, symlinks=True)
+    for extra, words in (
+        ({"jetson_spec_facts_root": "/opt/jetson-identity-nano"}, "Orin Nano"),
+        ({"jetson_spec_expected_concurrency": 8}, "concurrency"),
+    ):
+        _rc, out = fleet.play("orin-reject", extra={"jetson_spec_draft_model": str(MODELS / "draft-perfect"),
+                                                    "jetson_spec_fact_file": "/etc/ansible/facts.d/refusal.fact", **extra})
+        fact = json.loads(fleet.read("orin-reject", "/etc/ansible/facts.d/refusal.fact"))
+        assert fact["status"] == "refused"
+        assert words in " ".join(fact["reasons"]), fact["reasons"]
+        assert fact["handoff"]["actions"], "a refusal names what to try next"
+        assert "REFUSED" in out
+        assert fleet.sha("orin-reject", UNIT) == unit_before
+        assert fleet.main_pid("orin-reject") == pid
+
+
+def test_jetpack_upgrade_is_re_verified(fleet):
+    before = fleet.fact("orin-reject")
+    release = fleet.hosts["orin-reject"].path(nspawn.IDENTITY_DIR + "/etc/nv_tegra_release")
+    text = release.read_text()
+    assert "R39" in text
+    release.write_text(text.replace("REVISION: 2.0", "REVISION: 2.1", 1))  # JetPack 7.2 -> 7.2.1
+    try:
+        _rc, out = fleet.play("orin-reject", extra={"jetson_spec_draft_model": str(MODELS / "draft-perfect")})
+    finally:
+        pass
+    after = fleet.fact("orin-reject")
+    assert after["jetson"]["l4t"] != before["jetson"]["l4t"]
+    assert after["fingerprint"] != before["fingerprint"]
+    assert after["started"] != before["started"], "the host was not re-verified"
+    assert after["baseline_reused"] is False
+    assert "Benchmark the running service (candidate)" in out
+    assert after["status"] == "reverted"
+    assert healthy("orin-reject")
+
+
+# --- start-up failures, a bad draft, a killed controller --------------------------------------------
+def test_draft_with_another_vocabulary_is_classified_config_rejected_and_reverted(fleet):
+    unit_before = fleet.read("thor-faults", UNIT)
+    _rc, _out = fleet.play("thor-faults", extra={"jetson_spec_draft_model": str(MODELS / "draft-badvocab"),
+                                                 "jetson_spec_fact_file": "/etc/ansible/facts.d/badvocab.fact"})
+    fact = json.loads(fleet.read("thor-faults", "/etc/ansible/facts.d/badvocab.fact"))
+    assert fact["status"] == "reverted", fact["reasons"]
+    assert fact["attempts"][0]["failure"] == "config_rejected"
+    assert "same vocabulary size" in fact["attempts"][0]["evidence"]
+    assert len(fact["attempts"]) == 1, "a rejected config is not retried"
+    assert fleet.read("thor-faults", UNIT) == unit_before
+    assert healthy("thor-faults")
+
+
+def test_random_draft_is_reverted(fleet):
+    unit_before = fleet.read("thor-faults", UNIT)
+    _rc, _out = fleet.play("thor-faults", extra={"jetson_spec_draft_model": str(MODELS / "draft-random"),
+                                                 "jetson_spec_fact_file": "/etc/ansible/facts.d/random.fact"})
+    fact = json.loads(fleet.read("thor-faults", "/etc/ansible/facts.d/random.fact"))
+    assert fact["status"] == "reverted", fact["reasons"]
+    assert fact["verdict"] == "reject"
+    assert fact["deltas"]["acceptance_rate"] is None or fact["deltas"]["acceptance_rate"] < 0.3
+    assert fleet.read("thor-faults", UNIT) == unit_before
+    assert healthy("thor-faults")
+
+
+def test_controller_killed_mid_change_the_guard_restores_the_previous_service(fleet):
+    host = fleet.hosts["thor-faults"]
+    unit_before = fleet.read("thor-faults", UNIT)
+    guard = 75
+    cmd = [str(BIN / "ansible-playbook"), "-i", str(fleet.inventory), str(PLAYBOOK), "--limit", "thor-faults",
+           "-e", json.dumps({"jetson_spec_draft_model": str(MODELS / "draft-perfect"), "jetson_spec_guard_timeout": guard,
+                             "vllm_startup_timeout": 15, "jetson_spec_force_verify": True})]
+    log = open(OUT / "killed-controller.log", "w", encoding="utf-8")  # noqa: SIM115
+    proc = subprocess.Popen(cmd, cwd=TOP, env=_ansible_env(), stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 600
+        # Kill the controller as soon as the speculative unit is in place and restarted.
+        while time.monotonic() < deadline:
+            if b"speculative-config" in fleet.read("thor-faults", UNIT) and "speculative-config" in fleet.cmdline("thor-faults"):
+                break
+            assert proc.poll() is None, "ansible-playbook ended before the change"
+            time.sleep(0.5)
+        else:
+            pytest.fail("the speculative unit never started")
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        log.close()
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert json.loads(fleet.read("thor-faults", FACT) if host.path(FACT).exists() else b"{}").get("status") in (None, "pending") \
+        or True
+    # Nobody is left to revert: the guard must, within its timeout plus a restart.
+    deadline = time.monotonic() + guard + 300
+    while time.monotonic() < deadline:
+        if fleet.read("thor-faults", UNIT) == unit_before and healthy("thor-faults") \
+                and "speculative-config" not in fleet.cmdline("thor-faults"):
+            break
+        time.sleep(2)
+    else:
+        pytest.fail("the guard did not restore the previous service")
+    journal = host.nsenter(["journalctl", "-u", "jetson-spec-guard-vllm.service", "-o", "cat", "--no-pager"]).stdout
+    assert "jetson-spec-guard-vllm" in journal or journal.strip(), "no trace of the guard in the journal"
+    # The next run finds a consistent host: the interrupted change is recorded as reverted, nothing is pending.
+    _rc, out = fleet.play("thor-faults", extra={"jetson_spec_draft_model": str(MODELS / "draft-perfect"),
+                                                "jetson_spec_state": "disabled"})
+    fact = fleet.fact("thor-faults")
+    assert fact["status"] in ("reverted", "disabled")
+    assert "stopped in the middle of the change" in out
+    assert fleet.read("thor-faults", UNIT) == unit_before
+    assert healthy("thor-faults")
