@@ -14,7 +14,7 @@ COLL_LINK  := $(TOP)/.build/collections
 ANSIBLE_ENV := ANSIBLE_COLLECTIONS_PATH=$(COLL_LINK) ANSIBLE_FORCE_COLOR=0 PATH=$(BIN):$$PATH
 APT_PACKAGES := python3-venv git make tar zstd ca-certificates shellcheck
 
-.PHONY: help deps venv collection demo test lint sanity units compat integration testbed bench changelog clean
+.PHONY: help deps venv collection demo test lint sanity units compat integration testbed nspawn bench changelog clean
 
 help:
 	@echo "make demo         run the main job on the built-in demo fleet"
@@ -71,8 +71,14 @@ testbed:
 	JETSON_LLM_TESTBED=$(TESTBED) tests/testbed/install.sh
 	JETSON_LLM_TESTBED=$(TESTBED) $(TESTBED)/venv/bin/python tests/testbed/make_models.py
 
-integration: collection testbed
-	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/pytest -p no:cacheprovider -v tests/integration
+# Real systemd hosts for the role tests: a Debian 12 root for systemd-nspawn, cached outside the
+# clone (tests/nspawn/build_root.sh; about 1 minute the first time).
+NSPAWN_CACHE ?= $(or $(JETSON_LLM_NSPAWN_CACHE),/var/cache/jetson_llm_nspawn)
+nspawn:
+	JETSON_LLM_NSPAWN_CACHE=$(NSPAWN_CACHE) tests/nspawn/build_root.sh
+
+integration: collection testbed nspawn
+	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/pytest -p no:cacheprovider -v --durations=0 tests/integration
 
 compat: venv
 	tests/utils/compat.sh

@@ -1,0 +1,164 @@
+"""Start-up failure classification and the health wait (module_utils/_startup.py)."""
+import pytest
+
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _startup as st
+
+# Lines as vLLM prints them (reference: vllm-speculative-config.md, service-and-awx-facts.md, and the
+# real test bed's journal).
+BADVOCAB = ("(EngineCore pid=69) ERROR 11-30 17:21:59 [core.py:1510] ValueError: Target and draft model should have "
+            "the same vocabulary size. Target model vocab_size=512. Draft model vocab_size=300.")
+UNKNOWN_KEY = "pydantic_core._pydantic_core.ValidationError: 1 validation error for SpeculativeConfig\n  Unexpected keyword argument"
+KV = ("ValueError: To serve at least one request with the model's max seq len (8192), (1.5 GiB KV cache is needed, "
+      "which is larger than the available KV cache memory (0.8 GiB).")
+NO_BLOCKS = "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`"
+CUDA = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+ENGINE = "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}"
+COMPILE = ("RuntimeError: Worker failed with error 'CppCompileError: C++ compile error\n" + ENGINE)
+
+
+@pytest.mark.parametrize("log,kind,needle", [
+    (BADVOCAB, "config_rejected", "same vocabulary size"),
+    (UNKNOWN_KEY, "config_rejected", "validation error for SpeculativeConfig"),
+    ("num_speculative_tokens was provided but without speculative model.", "config_rejected", "num_speculative_tokens"),
+    ("ValueError: Unsupported speculative method: 'foo'", "config_rejected", "Unsupported"),
+    (KV, "oom", "KV cache"),
+    (NO_BLOCKS, "oom", "No available memory"),
+    (CUDA, "oom", "CUDA out of memory"),
+    ("ValueError: Free memory on device (3.1/7.4 GiB) on startup is less than desired GPU memory utilization (0.9, 6.7 GiB).",
+     "oom", "less than desired"),
+    (ENGINE, "engine_init", "Engine core initialization failed"),
+    (COMPILE, "engine_init", "Engine core"),
+])
+def test_classify_log_names_the_failure_with_its_line(log, kind, needle):
+    found, evidence = st.classify_log("INFO starting\n" + log + "\nINFO shutting down")
+    assert found == kind
+    assert needle in evidence
+
+
+def test_a_memory_failure_wins_over_the_engine_line_that_follows_it():
+    assert st.classify_log(NO_BLOCKS + "\n" + ENGINE)[0] == "oom"
+
+
+def test_a_rejected_config_wins_over_everything():
+    assert st.classify_log(ENGINE + "\n" + CUDA + "\n" + BADVOCAB)[0] == "config_rejected"
+
+
+def test_nothing_recognised():
+    assert st.classify_log("INFO all good\n") == (None, None)
+    assert st.last_error_line("a\nKeyError: 'x'\nb") == "KeyError: 'x'"
+    assert st.last_error_line("") is None
+
+
+def test_evidence_is_bounded_and_ansi_free():
+    found, evidence = st.classify_log("\x1b[31m" + "CUDA out of memory " + "x" * 5000 + "\x1b[0m")
+    assert found == "oom" and len(evidence) <= st.MAX_EVIDENCE and "\x1b" not in evidence
+
+
+def test_systemd_state():
+    show = "ActiveState=activating\nSubState=auto-restart\nNRestarts=3\nMainPID=0\nLoadState=loaded\n"
+    assert st.systemd_state(st.parse_systemctl_show(show)) == {
+        "status": "restarting", "restarts": 3, "main_pid": None, "detail": "activating (auto-restart)"}
+    assert st.systemd_state(st.parse_systemctl_show("ActiveState=active\nSubState=running\nMainPID=42\nNRestarts=0"))["status"] == "running"
+    assert st.systemd_state(st.parse_systemctl_show("ActiveState=failed\nSubState=failed"))["status"] == "stopped"
+    assert st.systemd_state(st.parse_systemctl_show("LoadState=not-found\nActiveState=inactive"))["status"] == "not-found"
+
+
+def test_docker_state_never_reads_env():
+    inspect = {"State": {"Status": "restarting", "Pid": 0}, "RestartCount": "2", "Config": {"Env": ["HF_TOKEN=x"]}}
+    state = st.docker_state(inspect)
+    assert state == {"status": "restarting", "restarts": 2, "main_pid": None, "detail": "restarting"}
+    assert "HF_TOKEN" not in repr(state)
+
+
+class FakeEndpoint:
+    """Answers like a vLLM that becomes healthy at poll ``ready_at`` (None: never)."""
+
+    def __init__(self, ready_at=None, models=("m",)):
+        self.polls = 0
+        self.ready_at = ready_at
+        self.models = models
+
+    def call(self, method, path):
+        self.polls += 1
+        if self.ready_at is None or self.polls < self.ready_at:
+            raise st.EndpointError("GET http://x/health failed: connection refused")
+        return 200, b""
+
+    def get_json(self, path):
+        return {"data": [{"id": m} for m in self.models]}
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += max(seconds, 0.5)
+
+
+def _wait(endpoint, states, log="", timeout=100, **kw):
+    clock = Clock()
+    it = iter(states)
+    last = [None]
+
+    def read_state():
+        try:
+            last[0] = next(it)
+        except StopIteration:
+            pass
+        return last[0]
+    return st.wait_healthy(endpoint, "m", read_state, lambda: log, timeout=timeout, interval=1, clock=clock,
+                           sleep=clock.sleep, **kw)
+
+
+RUNNING = {"status": "running", "restarts": 0, "main_pid": 5, "detail": "active"}
+
+
+def test_healthy_after_a_few_polls():
+    result = _wait(FakeEndpoint(ready_at=4), [RUNNING])
+    assert result["healthy"] and result["failure"] is None and result["polls"] == 4
+
+
+def test_model_must_be_listed():
+    result = _wait(FakeEndpoint(ready_at=1, models=("other",)), [RUNNING], timeout=5)
+    assert not result["healthy"] and result["failure"] == "timeout"
+    assert '"other"' in result["probe"]
+
+
+def test_crash_loop_ends_the_wait_at_once_with_the_log_reason():
+    states = [RUNNING, dict(RUNNING, status="restarting", restarts=1)]
+    result = _wait(FakeEndpoint(), states, log=BADVOCAB, timeout=1000)
+    assert result["failure"] == "config_rejected" and result["elapsed_s"] < 10
+    assert result["restarts_during_wait"] == 1
+
+
+def test_crash_loop_without_a_known_line():
+    states = [RUNNING, dict(RUNNING, restarts=2)]
+    result = _wait(FakeEndpoint(), states, log="boom\nKeyError: 'x'", timeout=1000)
+    assert result["failure"] == "crash_loop" and result["evidence"] == "KeyError: 'x'"
+
+
+def test_restarts_allowed():
+    states = [RUNNING, dict(RUNNING, restarts=1), dict(RUNNING, restarts=1)]
+    result = _wait(FakeEndpoint(ready_at=5), states, max_restarts=1)
+    assert result["healthy"]
+
+
+def test_early_exit_after_the_grace_period():
+    stopped = {"status": "stopped", "restarts": 0, "main_pid": None, "detail": "failed (failed)"}
+    result = _wait(FakeEndpoint(), [stopped], log=KV, timeout=1000)
+    assert result["failure"] == "oom" and 20 <= result["elapsed_s"] < 30
+
+
+def test_timeout_when_it_never_answers():
+    result = _wait(FakeEndpoint(), [RUNNING], timeout=30)
+    assert result["failure"] == "timeout" and result["elapsed_s"] >= 30
+
+
+def test_no_manager_only_http():
+    clock = Clock()
+    result = st.wait_healthy(FakeEndpoint(ready_at=2), "m", None, None, timeout=10, clock=clock, sleep=clock.sleep)
+    assert result["healthy"] and result["state"] is None

@@ -1,0 +1,66 @@
+"""Each role's meta/argument_specs.yml and defaults/main.yml say the same (prometheus lints this too).
+
+Role argument validation runs the spec; the spec's ``default:`` is documentation only and the real
+defaults live in defaults/main.yml: a variable added, removed or changed in one and not the other
+fails here.
+"""
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROLES = Path(__file__).resolve().parents[3] / "roles"
+ROLE_NAMES = sorted(p.name for p in ROLES.iterdir() if (p / "meta" / "argument_specs.yml").is_file())
+
+
+def _load(role):
+    defaults = yaml.safe_load((ROLES / role / "defaults" / "main.yml").read_text()) or {}
+    spec = yaml.safe_load((ROLES / role / "meta" / "argument_specs.yml").read_text())["argument_specs"]["main"]
+    return defaults, spec["options"]
+
+
+def test_both_roles_have_specs():
+    assert ROLE_NAMES == ["serve", "speculative_decoding"]
+
+
+@pytest.mark.parametrize("role", ROLE_NAMES)
+def test_every_default_is_documented_with_the_same_value(role):
+    defaults, options = _load(role)
+    for name, value in defaults.items():
+        assert name in options, f"{role}: {name} has a default but no argument spec entry"
+        assert "default" in options[name], f"{role}: the spec of {name} names no default"
+        assert options[name]["default"] == value, f"{role}: {name} defaults to {value!r}, the spec says {options[name]['default']!r}"
+
+
+@pytest.mark.parametrize("role", ROLE_NAMES)
+def test_every_documented_option_has_a_default_or_is_required(role):
+    defaults, options = _load(role)
+    for name, option in options.items():
+        if option.get("required"):
+            assert name not in defaults, f"{role}: {name} is required but has a default"
+        else:
+            assert name in defaults, f"{role}: {name} is documented with no default in defaults/main.yml"
+        assert option.get("description"), f"{role}: {name} has no description"
+        assert option.get("type"), f"{role}: {name} has no type"
+
+
+@pytest.mark.parametrize("role", ROLE_NAMES)
+def test_choices_hold_the_default(role):
+    defaults, options = _load(role)
+    for name, option in options.items():
+        if "choices" in option and name in defaults:
+            assert defaults[name] in option["choices"], f"{role}: {name} default {defaults[name]!r} not in {option['choices']}"
+
+
+@pytest.mark.parametrize("role,prefix", [("serve", "vllm_"), ("speculative_decoding", "jetson_spec_")])
+def test_public_variables_carry_the_role_prefix(role, prefix):
+    _defaults, options = _load(role)
+    assert all(name.startswith(prefix) for name in options), [n for n in options if not n.startswith(prefix)]
+
+
+@pytest.mark.parametrize("role", ROLE_NAMES)
+def test_secrets_are_no_log(role):
+    _defaults, options = _load(role)
+    for name, option in options.items():
+        if name.endswith(("_hf_token", "_api_key", "_password", "_secret")):
+            assert option.get("no_log") is True, f"{role}: {name} is a secret but not no_log"
