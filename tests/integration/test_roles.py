@@ -33,6 +33,7 @@ from pathlib import Path
 import pytest
 
 from conftest import BIN, TOP, _ansible_env
+from vllm_testbed import testbed  # noqa: F401  pylint: disable=unused-import  (pytest fixture)
 
 sys.path.insert(0, str(TOP / "tests" / "nspawn"))
 import fleet as nspawn  # noqa: E402  pylint: disable=wrong-import-position
