@@ -52,8 +52,12 @@ collection: venv
 	@tests/utils/collection.sh link >/dev/null
 
 # --- the main job ---------------------------------------------------------------------------
-demo: collection
-	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/ansible-playbook -i inventories/demo/hosts.yml playbooks/demo.yml
+# The demo fleet: systemd-nspawn hosts with Jetson identities, each serving a real vLLM (CPU build).
+# REPORT_DIR=... puts the fleet report elsewhere; KEEP=1 leaves the fleet up.
+REPORT_DIR ?= $(TOP)/reports
+KEEP ?= 0
+demo: collection testbed nspawn
+	cd $(TOP) && $(ANSIBLE_ENV) REPORT_DIR=$(REPORT_DIR) KEEP=$(KEEP) tests/nspawn/demo.sh
 
 # --- tests ----------------------------------------------------------------------------------
 lint: collection

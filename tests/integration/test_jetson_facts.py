@@ -151,9 +151,9 @@ def test_ansible_doc_renders(ansible_env):
     assert sorted(doc["doc"]["options"]) == ["root", "run_nvpmodel"]
 
 
-def test_demo_fleet_table(ansible_env):
-    """`make demo`: the demo inventory references the fixtures and prints one fleet table."""
-    proc = run_playbook(TOP / "playbooks" / "demo.yml", inventory=TOP / "inventories" / "demo" / "hosts.yml",
+def test_fixture_fleet_table(ansible_env):
+    """playbooks/fixture_facts.yml over the fixture roots prints one fleet facts table."""
+    proc = run_playbook(TOP / "playbooks" / "fixture_facts.yml", inventory=TOP / "inventories" / "fixtures" / "hosts.yml",
                         env=_json_env(ansible_env))
     data = json.loads(proc.stdout)
     tasks = {t["task"]["name"]: t["hosts"] for t in data["plays"][0]["tasks"]}

@@ -171,6 +171,58 @@ def write_inventory(path: Path, hosts, host_vars=None, group_vars=None):
     return path
 
 
+def demo_hosts(inventory: Path):
+    """The hosts of a demo inventory (inventories/demo/hosts.yml): name -> Host (identity from demo_identity)."""
+    import yaml  # pylint: disable=import-outside-toplevel  (controller side: the project venv has PyYAML)
+
+    hosts = {}
+
+    def walk(group):
+        for name, hvars in (group.get("hosts") or {}).items():
+            hvars = hvars or {}
+            hosts[name] = Host(name, identity=hvars.get("demo_identity"), vllm_port=int(hvars.get("vllm_port", 8000)))
+        for child in (group.get("children") or {}).values():
+            walk(child or {})
+    for group in (yaml.safe_load(inventory.read_text()) or {}).values():
+        walk(group or {})
+    return hosts
+
+
+def demo_up(inventory: Path):
+    """Create and boot every host of a demo inventory, writing each PID 1 to FLEET_DIR/<name>.pid."""
+    hosts = demo_hosts(inventory)
+    for host in hosts.values():
+        host.create().boot()
+        (FLEET_DIR / f"{host.name}.pid").write_text(f"{host.init_pid}\n")
+        print(f"  {host.name}: booted ({host.identity or 'no Jetson identity'}), vLLM port {host.vllm_port}")
+    return hosts
+
+
+def demo_down(inventory: Path):
+    for name in demo_hosts(inventory):
+        _down_by_name(name)
+        (FLEET_DIR / f"{name}.pid").unlink(missing_ok=True)
+
+
+def _down_by_name(name):
+    """Stop the nspawn process whose command line names --machine=<name>, then remove its root."""
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if cmdline and cmdline[0].endswith(b"systemd-nspawn") and f"--machine={name}".encode() in cmdline:
+            os.kill(int(proc.name), signal.SIGTERM)
+            deadline = time.monotonic() + 20
+            while Path(f"/proc/{proc.name}").exists() and time.monotonic() < deadline:
+                time.sleep(0.2)
+            if Path(f"/proc/{proc.name}").exists():
+                os.kill(int(proc.name), signal.SIGKILL)
+    shutil.rmtree(FLEET_DIR / name, ignore_errors=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -180,6 +232,8 @@ def main(argv=None):
     up.add_argument("--identity")
     down = sub.add_parser("down", help="stop and remove a host (by name)")
     down.add_argument("name")
+    for cmd in ("demo-up", "demo-down"):
+        sub.add_parser(cmd, help=f"{cmd.split('-')[1]} every host of a demo inventory").add_argument("inventory", type=Path)
     args = parser.parse_args(argv)
     if args.cmd == "build":
         print(build_root())
@@ -187,17 +241,11 @@ def main(argv=None):
         host = Host(args.name, identity=args.identity).create().boot()
         print(json.dumps({"name": host.name, "nspawn_pid": host.nspawn_pid, "init_pid": host.init_pid}))
     elif args.cmd == "down":
-        # by name: the nspawn process whose command line names --machine=<name>
-        for proc in Path("/proc").iterdir():
-            if proc.name.isdigit():
-                try:
-                    cmdline = (proc / "cmdline").read_bytes().split(b"\0")
-                except OSError:
-                    continue
-                if cmdline and cmdline[0].endswith(b"systemd-nspawn") and f"--machine={args.name}".encode() in cmdline:
-                    os.kill(int(proc.name), signal.SIGTERM)
-        time.sleep(3)
-        shutil.rmtree(FLEET_DIR / args.name, ignore_errors=True)
+        _down_by_name(args.name)
+    elif args.cmd == "demo-up":
+        demo_up(args.inventory)
+    elif args.cmd == "demo-down":
+        demo_down(args.inventory)
     return 0
 
 
