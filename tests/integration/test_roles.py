@@ -13,7 +13,7 @@ role's defaults). The scenarios share three hosts and run in file order:
   thor-accept  (Thor T5000, target-deep)  accept with draft-deep-1layer; idempotent re-run
   orin-reject  (AGX Orin R39, target)     reject with draft-perfect (too little gain, c=8 loss);
                                           refusals (Orin Nano identity, concurrency 8);
-                                          JetPack upgrade R39.2 -> R39.0... re-verified
+                                          JetPack upgrade 7.2 -> 7.2.1 (L4T 39.2.0 -> 39.2.1): re-verified
   thor-faults  (Thor T5000, target)       draft-badvocab (rejected at start-up); draft-random;
                                           controller SIGKILLed mid-change (the guard restores)
 """
@@ -93,6 +93,9 @@ class Fleet:
     def up(self):
         for host in self.hosts.values():
             host.create().boot()
+        # orin-reject starts on JetPack 7.2 (L4T 39.2.0); test_jetpack_upgrade_is_re_verified takes it to 7.2.1.
+        release = self.hosts["orin-reject"].path(nspawn.IDENTITY_DIR + "/etc/nv_tegra_release")
+        release.write_text(release.read_text().replace("REVISION: 2.1,", "REVISION: 2.0,", 1))
         nspawn.write_inventory(self.inventory, self.hosts.values(),
                                host_vars={name: host_vars(name) for name in self.hosts})
 
@@ -112,7 +115,7 @@ class Fleet:
         env = _ansible_env({"ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.default", "ANSIBLE_DISPLAY_ARGS_TO_STDOUT": "0"})
         proc = subprocess.run(cmd, cwd=TOP, env=env, text=True, capture_output=True, timeout=2400, check=False)
         out = proc.stdout + proc.stderr
-        (OUT / f"run{self.runs:02d}-{limit}.log").write_text(out)
+        (OUT / f"run{self.runs:02d}-{limit.replace(',', '+')}.log").write_text(out)
         assert_no_secret(out, f"ansible-playbook output (run {self.runs})")
         if expect_rc is not None and proc.returncode != expect_rc:
             raise AssertionError(f"ansible-playbook on {limit} ended with {proc.returncode}, expected {expect_rc}:\n"
@@ -174,9 +177,8 @@ def fleet(testbed):  # noqa: ARG001  (the test bed must be installed)
     fl = Fleet()
     try:
         fl.up()
-        # The baseline service on every host (the serve role), once.
-        for name in fl.hosts:
-            fl.play(name, extra={"test_run_speculative": False})
+        # The baseline service on every host (the serve role), once, all hosts in one run.
+        fl.play(",".join(fl.hosts), extra={"test_run_speculative": False})
         yield fl
     finally:
         fl.down()
@@ -296,14 +298,12 @@ def test_jetpack_upgrade_is_re_verified(fleet):
     before = fleet.fact("orin-reject")
     release = fleet.hosts["orin-reject"].path(nspawn.IDENTITY_DIR + "/etc/nv_tegra_release")
     text = release.read_text()
-    assert "R39" in text
-    release.write_text(text.replace("REVISION: 2.0", "REVISION: 2.1", 1))  # JetPack 7.2 -> 7.2.1
-    try:
-        _rc, out = fleet.play("orin-reject", extra={"jetson_spec_draft_model": str(MODELS / "draft-perfect")})
-    finally:
-        pass
+    assert "# R39 (release), REVISION: 2.0," in text
+    release.write_text(text.replace("REVISION: 2.0,", "REVISION: 2.1,", 1))  # JetPack 7.2 -> 7.2.1
+    _rc, out = fleet.play("orin-reject", extra={"jetson_spec_draft_model": str(MODELS / "draft-perfect")})
     after = fleet.fact("orin-reject")
-    assert after["jetson"]["l4t"] != before["jetson"]["l4t"]
+    assert (before["jetson"]["l4t"], after["jetson"]["l4t"]) == ("39.2.0", "39.2.1")
+    assert (before["jetson"]["jetpack"], after["jetson"]["jetpack"]) == ("7.2", "7.2.1")
     assert after["fingerprint"] != before["fingerprint"]
     assert after["started"] != before["started"], "the host was not re-verified"
     assert after["baseline_reused"] is False
@@ -341,10 +341,10 @@ def test_random_draft_is_reverted(fleet):
 def test_controller_killed_mid_change_the_guard_restores_the_previous_service(fleet):
     host = fleet.hosts["thor-faults"]
     unit_before = fleet.read("thor-faults", UNIT)
-    guard = 75
+    guard = 90  # the smallest the role accepts with a 30 s start-up timeout
     cmd = [str(BIN / "ansible-playbook"), "-i", str(fleet.inventory), str(PLAYBOOK), "--limit", "thor-faults",
            "-e", json.dumps({"jetson_spec_draft_model": str(MODELS / "draft-perfect"), "jetson_spec_guard_timeout": guard,
-                             "vllm_startup_timeout": 15, "jetson_spec_force_verify": True})]
+                             "vllm_startup_timeout": 30, "jetson_spec_force_verify": True})]
     log = open(OUT / "killed-controller.log", "w", encoding="utf-8")  # noqa: SIM115
     proc = subprocess.Popen(cmd, cwd=TOP, env=_ansible_env(), stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True)
@@ -364,8 +364,8 @@ def test_controller_killed_mid_change_the_guard_restores_the_previous_service(fl
         log.close()
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-    assert json.loads(fleet.read("thor-faults", FACT) if host.path(FACT).exists() else b"{}").get("status") in (None, "pending") \
-        or True
+    # The killed run left its trace: a change in flight.
+    assert fleet.fact("thor-faults")["status"] == "pending"
     # Nobody is left to revert: the guard must, within its timeout plus a restart.
     deadline = time.monotonic() + guard + 300
     while time.monotonic() < deadline:
@@ -375,8 +375,9 @@ def test_controller_killed_mid_change_the_guard_restores_the_previous_service(fl
         time.sleep(2)
     else:
         pytest.fail("the guard did not restore the previous service")
-    journal = host.nsenter(["journalctl", "-u", "jetson-spec-guard-vllm.service", "-o", "cat", "--no-pager"]).stdout
-    assert "jetson-spec-guard-vllm" in journal or journal.strip(), "no trace of the guard in the journal"
+    # It was the guard (a transient unit of the host's systemd), not anything else, that restored it.
+    journal = host.nsenter(["journalctl", "--no-pager", "-o", "cat", "_PID=1"]).stdout
+    assert "jetson_llm.vllm guard for vllm" in journal, "the guard never ran"
     # The next run finds a consistent host: the interrupted change is recorded as reverted, nothing is pending.
     _rc, out = fleet.play("thor-faults", extra={"jetson_spec_draft_model": str(MODELS / "draft-perfect"),
                                                 "jetson_spec_state": "disabled"})
