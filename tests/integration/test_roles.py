@@ -5,7 +5,9 @@ fixture roots; each runs the serve role's unit with the test bed's vLLM (CPU bui
 under its own systemd, on its own port. The loop is driven through ansible-playbook exactly as an
 operator runs it (tests/integration/playbooks/roles/speculate.yml), with a shortened workload:
 
-  concurrency [1, 8], 8 prompts per level (+2 warm-up), 128 tokens in, 64 out, temperature 0
+  concurrency [1, 8], 8 prompts per level (+2 warm-up), 32 tokens in, 128 out, temperature 0
+
+(short prompts keep decoding, not prefill, the bulk of the latency, as the plan's TTFT rule requires)
 
 (the production default is the specification's 50 + 10 prompts of 2048 in / 128 out; see the
 role's defaults). The scenarios share three hosts and run in file order:
@@ -48,7 +50,7 @@ UNIT = "/etc/systemd/system/vllm.service"
 FACT = "/etc/ansible/facts.d/jetson_vllm_speculative.fact"
 LKG = "/var/lib/jetson_llm/speculative/vllm.last-known-good"
 
-WORKLOAD = {"concurrency": [1, 8], "num_prompts": 8, "warmup_prompts": 2, "input_len": 128, "output_len": 64,
+WORKLOAD = {"concurrency": [1, 8], "num_prompts": 8, "warmup_prompts": 2, "input_len": 32, "output_len": 128,
             "temperature": 0}
 
 HOSTS = {
