@@ -103,7 +103,6 @@ OFFLINE = [
     ('docker-entrypoint-args', 'vllm', None, 'systemd', 'container', 'vllm/vllm-openai:v0.9.2',
      'mistralai/Mistral-7B-Instruct-v0.3', None),
     ('unknown-specifier', 'vllm', None, 'systemd', 'native', None, '/srv/models/target', None),
-    ('unit-symlink', 'vllm', None, 'systemd', 'native', None, '/srv/models/target', None),
     ('nspawn-native', 'vllm', None, 'systemd', 'native', None, '/models/target', 'draft_model'),
     ('compose-list', 'vllm', None, 'compose', 'container', 'vllm/vllm-openai:latest', 'Qwen/Qwen3-32B', 'eagle3'),
     ('compose-string', 'llm', '/srv/llm', 'compose', 'container', 'ghcr.io/nvidia-ai-iot/vllm:latest-jetson-orin',
@@ -131,6 +130,23 @@ def test_offline_roots(root, name, project_src, manager, runtime, image, model, 
     assert service['running'] is None
     assert service['state'] == svc.unknown_state()
     assert service['drift'] is False and service['drift_reasons'] == []
+
+
+def test_absolute_symlink_resolved_inside_root(tmp_path):
+    """/etc/systemd/system/vllm.service -> /opt/vllm/units/vllm.service, an absolute link, read below root.
+
+    The link is made here: an absolute symlink in the repository would point outside it.
+    """
+    root = tmp_path / 'root'
+    shutil.copytree(os.path.join(ROOTS, 'unit-symlink'), str(root))
+    (root / 'etc' / 'systemd' / 'system').mkdir(parents=True)
+    os.symlink('/opt/vllm/units/vllm.service', str(root / 'etc' / 'systemd' / 'system' / 'vllm.service'))
+    service, warnings = svc.gather('vllm', root=str(root))
+    assert warnings == []
+    assert service['manager'] == 'systemd' and service['exists'] is True
+    assert service['file']['path'] == '/etc/systemd/system/vllm.service'
+    assert service['configured']['argv'] == ['/opt/vllm/venv/bin/vllm', 'serve', '/srv/models/target', '--port', '8123']
+    assert service['serve']['port'] == 8123
 
 
 def test_offline_sha256_is_of_the_bytes():

@@ -136,8 +136,14 @@ def test_drop_in_without_reset_is_reported():
     assert any('2 ExecStart= lines' in p for p in parsed['problems'])
 
 
-def test_symlinked_unit_resolved_inside_root():
-    parsed = _unit('unit-symlink')
+def test_symlinked_unit_resolved_inside_root(tmp_path):
+    import shutil
+    root = tmp_path / 'root'
+    shutil.copytree(os.path.join(ROOTS, 'unit-symlink'), str(root))
+    (root / 'etc' / 'systemd' / 'system').mkdir(parents=True)
+    # absolute, so it only resolves correctly inside root (made here: it would point outside the repository)
+    os.symlink('/opt/vllm/units/vllm.service', str(root / 'etc' / 'systemd' / 'system' / 'vllm.service'))
+    parsed = sd.parse_unit(str(root), 'vllm.service', sd.find_unit_file(str(root), 'vllm.service'))
     assert parsed['file'].exists and parsed['file'].data
     assert parsed['argv'] == ['/opt/vllm/venv/bin/vllm', 'serve', '/srv/models/target', '--port', '8123']
     assert parsed['prefixes'] == '@'
