@@ -124,6 +124,9 @@ def mask_argv(argv):
         if key in ('--env', '-e') and sep:
             masked.append(key + '=' + _mask_env_assignment(norm.split('=', 1)[1]))
             continue
+        if token.startswith('-e') and not token.startswith('--') and len(token) > 2:
+            masked.append('-e' + _mask_env_assignment(token[2:].lstrip('=')))  # -eNAME=value
+            continue
         if re.match(r'^[A-Za-z_][A-Za-z0-9_]*=', token):
             masked.append(_mask_env_assignment(token))
             continue

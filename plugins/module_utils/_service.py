@@ -122,7 +122,8 @@ def compare(configured, running):
     for key in COMPARED_KEYS:
         if key == 'speculative_config':
             raw_left, raw_right = configured['speculative_raw'], running['speculative_raw']
-            if left[key] is None and raw_left is not None or right[key] is None and raw_right is not None:
+            unparsed = (left[key] is None and raw_left is not None) or (right[key] is None and raw_right is not None)
+            if unparsed:
                 if raw_left != raw_right:
                     reasons.append('--speculative-config: file %s, running %s' % (raw_left, raw_right))
                 continue
@@ -210,15 +211,15 @@ def gather_systemd(name, root, unit_path, runner, warnings, proc_root=LIVE_ROOT)
         configured = _analyse(parsed['argv'], warnings, path, env=parsed['env'])
     state = systemd.state_from_show(props) if props else unknown_state()
     running = None
-    if live and state['main_pid']:
-        proc = files.read_regular(proc_root, '/proc/%d/cmdline' % state['main_pid'], proc=True)
+    main_pid = state['main_pid']
+    if live and main_pid:
+        proc = files.read_regular(proc_root, '/proc/%s/cmdline' % main_pid, proc=True)
         argv = systemd.parse_proc_cmdline(proc.data)
         if argv:
-            running = _analyse(argv, warnings, 'process %d' % state['main_pid'],
-                               env=parsed['env'])
+            running = _analyse(argv, warnings, 'process %s' % main_pid, env=parsed['env'])
         else:
-            warnings.append('the command line of process %d (MainPID of %s) cannot be read%s'
-                            % (state['main_pid'], unit, ': %s' % proc.error if proc.error else ''))
+            warnings.append('the command line of process %s (MainPID of %s) cannot be read%s'
+                            % (main_pid, unit, ': %s' % proc.error if proc.error else ''))
     if running is not None and running['runtime'] == 'container' and running['container_name']:
         state['container_id'] = _container_id(runner, running['container_name'], warnings)
     reasons = []
@@ -398,7 +399,7 @@ def gather(name, manager='auto', project_src=None, unit_path=None, root=LIVE_ROO
     """
     validate(name, manager, root)
     if live is None:
-        live = os.path.abspath(root) == LIVE_ROOT
+        live = os.path.realpath(root).rstrip('/') == ''
     runner = Runner(run_command, which, timeout) if live and run_command is not None else None
     warnings = []
     chosen = choose_manager(name, manager, root, project_src, unit_path, runner, warnings)

@@ -476,7 +476,7 @@ def state_from_show(props):
         'status': status,
         'main_pid': main_pid if main_pid else None,
         'restarts': _int_or_none(props.get('NRestarts')),
-        'since': since if status in ('active', 'activating') else since,
+        'since': since,
         'need_daemon_reload': {'yes': True, 'no': False}.get(reload_flag),
         'container_id': None,
     }

@@ -169,6 +169,8 @@ SECRET = 'sk-DO-NOT-LEAK-42'
     ['vllm', 'serve', 'M', '--hf-token', SECRET],
     ['docker', 'run', '-e', 'HF_TOKEN=' + SECRET, 'img', 'vllm', 'serve', 'M'],
     ['docker', 'run', '--env=VLLM_API_KEY=' + SECRET, 'img', 'vllm', 'serve', 'M'],
+    ['docker', 'run', '-eHF_TOKEN=' + SECRET, 'img', 'vllm', 'serve', 'M'],
+    ['docker', 'run', '-e', 'MY_SERVICE_PASSWORD=' + SECRET, 'img', 'vllm', 'serve', 'M'],
     ['docker', 'run', '--env', 'HUGGING_FACE_HUB_TOKEN=' + SECRET, 'img', 'M'],
     ['/usr/bin/env', 'HF_TOKEN=' + SECRET, 'vllm', 'serve', 'M'],
 ])
