@@ -334,7 +334,9 @@ def parse_serve_args(args, entry=ENTRY_UNKNOWN, env=None):
         token = args[index]
         norm = normalise_option(token)
         if not norm.startswith('--'):
-            if positional_model and serve['model'] is None and not token.startswith('-'):
+            # vLLM takes the model as the first argument of `vllm serve` (after it, a bare word is an
+            # option's value: --max-num-seqs 8)
+            if positional_model and index == 0 and not token.startswith('-'):
                 serve['model'] = token
                 positional_model = False
             else:

@@ -334,9 +334,8 @@ def gather_compose(name, root, project_src, runner, warnings):
             else:
                 state = compose.state_from_inspect(container)
                 if state['status'] in ('active', 'activating'):
-                    env = dict(service['env']) if service else {}
-                    if _has_api_key_env((container.get('Config') or {}).get('Env')):
-                        env['VLLM_API_KEY'] = 'set'
+                    # the container's own environment says whether it got an API key (only that is read)
+                    env = {'VLLM_API_KEY': 'set'} if _has_api_key_env((container.get('Config') or {}).get('Env')) else {}
                     running = _analyse(compose.argv_from_inspect(container), warnings,
                                        'container %s' % container_id[:12], env=env)
                     running['runtime'] = 'container'

@@ -437,3 +437,25 @@ def test_auto_asks_systemctl_when_no_file_is_found():
                                     which=host.which, live=True)
     assert service['manager'] == 'systemd'
     assert len(host.calls) == 2
+
+
+def test_live_compose_api_key_from_the_container_environment():
+    """The env file sets VLLM_API_KEY; the running container's Env does not: that is drift, and no value leaks."""
+    root = os.path.join(ROOTS, 'compose-json')
+    inspect = json.loads(_read(DOCKER, 'inspect-compose-running.json'))
+    host = FakeHost([
+        ('docker compose version', (1, '', 'no compose')),
+        ('docker ps --all --no-trunc', (0, 'abc\n', '')),
+        ('docker inspect --type container abc', (0, json.dumps(inspect), '')),
+    ])
+    service, warnings = svc.gather('vllm', root=root, run_command=host.run, which=host.which, live=True)
+    assert_no_secret(service, warnings)
+    assert service['configured']['serve']['api_key_set'] is True
+    assert service['running']['serve']['api_key_set'] is False
+    assert 'API key: set in the file, not set in the running process' in service['drift_reasons']
+    inspect[0]['Config']['Env'].append('VLLM_API_KEY=sk-jsonENVFILE')
+    host.answers[-1] = ('docker inspect --type container abc', (0, json.dumps(inspect), ''))
+    service, warnings = svc.gather('vllm', root=root, run_command=host.run, which=host.which, live=True)
+    assert_no_secret(service, warnings)
+    assert service['running']['serve']['api_key_set'] is True
+    assert not any(reason.startswith('API key') for reason in service['drift_reasons'])

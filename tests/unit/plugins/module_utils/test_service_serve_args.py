@@ -132,6 +132,8 @@ def test_captured_proc_cmdline_of_console_script():
      'speculative_config', {'method': 'mtp', 'num_speculative_tokens': 1}),
     (['M', '--enable-prefix-caching', '--max-num-seqs', '8'], 'extra_args',
      ['--enable-prefix-caching', '--max-num-seqs', '8']),
+    (['--max-num-seqs', '8', '--model', 'M'], 'model', 'M'),
+    (['--max-num-seqs', '8'], 'model', None),   # 8 is the option's value, not a model
 ])
 def test_serve_options(args, key, value):
     serve, problems, _raw = sa.parse_serve_args(args, 'vllm serve')
