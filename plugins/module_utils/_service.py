@@ -385,8 +385,8 @@ def validate(name, manager, root):
     if manager not in MANAGERS:
         raise ServiceInfoError('manager %r is not one of %s' % (manager, ', '.join(MANAGERS)))
     if not os.path.isdir(root):
-        raise ServiceInfoError('root %s does not exist or is not a directory: give / for this host, or the '
-                               'directory holding an offline root filesystem' % root)
+        raise ServiceInfoError('root %s %s: give / for this host, or the directory holding an offline root '
+                               'filesystem' % (root, 'is not a directory' if os.path.exists(root) else 'does not exist'))
 
 
 def gather(name, manager='auto', project_src=None, unit_path=None, root=LIVE_ROOT, run_command=None, which=None,

@@ -78,6 +78,7 @@ options:
         inside it).
       - When it is not C(/), nothing is run. The process side is then reported as not running (RV(service.running)
         null, RV(service.state.status=unknown)).
+      - The module fails when O(root) does not exist or is not a directory.
     type: path
     default: /
 attributes:
