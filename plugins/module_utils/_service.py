@@ -375,13 +375,18 @@ def choose_manager(name, manager, root, project_src, unit_path, runner, warnings
     return 'systemd'
 
 
-def validate(name, manager, root):
+def validate(name, manager, root, project_src=None, unit_path=None):
     if not isinstance(name, str) or not name.strip():
         raise ServiceInfoError('name must be a systemd unit name (vllm or vllm.service) or a compose service name, '
                                'not %r' % (name,))
     if '/' in name or '\0' in name or name.strip() != name:
         raise ServiceInfoError('name %r is not a unit or compose service name: give the name only (for example '
                                'vllm), and the path with unit_path or project_src' % (name,))
+    for option, value in (('project_src', project_src), ('unit_path', unit_path)):
+        if value is not None and not value.startswith('/'):
+            raise ServiceInfoError('%s %r is not an absolute path: give the path as the target sees it (for example '
+                                   '%s)' % (option, value, '/opt/vllm/vllm' if option == 'project_src'
+                                            else '/etc/systemd/system/vllm.service'))
     if manager not in MANAGERS:
         raise ServiceInfoError('manager %r is not one of %s' % (manager, ', '.join(MANAGERS)))
     if not os.path.isdir(root):
@@ -396,7 +401,7 @@ def gather(name, manager='auto', project_src=None, unit_path=None, root=LIVE_ROO
     Commands run (through ``run_command``) only on a live host: ``root`` is ``/``. ``live`` and
     ``proc_root`` exist for tests, which read fixture files with captured command outputs.
     """
-    validate(name, manager, root)
+    validate(name, manager, root, project_src, unit_path)
     if live is None:
         live = os.path.realpath(root).rstrip('/') == ''
     runner = Runner(run_command, which, timeout) if live and run_command is not None else None

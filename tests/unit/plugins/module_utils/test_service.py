@@ -222,6 +222,8 @@ def test_fifo_where_the_unit_belongs(tmp_path):
     ({'name': 'vllm', 'manager': 'podman'}, "manager 'podman' is not one of systemd, compose, auto"),
     ({'name': 'vllm', 'root': '/nonexistent/root'}, 'root /nonexistent/root does not exist'),
     ({'name': 'vllm.service', 'manager': 'compose'}, 'ends with .service'),
+    ({'name': 'vllm', 'project_src': 'opt/vllm'}, "project_src 'opt/vllm' is not an absolute path"),
+    ({'name': 'vllm', 'unit_path': 'vllm.service'}, "unit_path 'vllm.service' is not an absolute path"),
 ])
 def test_bad_options(kwargs, message):
     kwargs.setdefault('root', os.path.join(ROOTS, 'empty'))
