@@ -124,6 +124,9 @@ def mask_argv(argv):
         if key in ('--env', '-e') and sep:
             masked.append(key + '=' + _mask_env_assignment(norm.split('=', 1)[1]))
             continue
+        if token.startswith('-e') and not token.startswith('--') and len(token) > 2:
+            masked.append('-e' + _mask_env_assignment(token[2:].lstrip('=')))  # -eNAME=value
+            continue
         if re.match(r'^[A-Za-z_][A-Za-z0-9_]*=', token):
             masked.append(_mask_env_assignment(token))
             continue
@@ -331,7 +334,9 @@ def parse_serve_args(args, entry=ENTRY_UNKNOWN, env=None):
         token = args[index]
         norm = normalise_option(token)
         if not norm.startswith('--'):
-            if positional_model and serve['model'] is None and not token.startswith('-'):
+            # vLLM takes the model as the first argument of `vllm serve` (after it, a bare word is an
+            # option's value: --max-num-seqs 8)
+            if positional_model and index == 0 and not token.startswith('-'):
                 serve['model'] = token
                 positional_model = False
             else:

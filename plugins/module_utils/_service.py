@@ -122,7 +122,8 @@ def compare(configured, running):
     for key in COMPARED_KEYS:
         if key == 'speculative_config':
             raw_left, raw_right = configured['speculative_raw'], running['speculative_raw']
-            if left[key] is None and raw_left is not None or right[key] is None and raw_right is not None:
+            unparsed = (left[key] is None and raw_left is not None) or (right[key] is None and raw_right is not None)
+            if unparsed:
                 if raw_left != raw_right:
                     reasons.append('--speculative-config: file %s, running %s' % (raw_left, raw_right))
                 continue
@@ -210,15 +211,15 @@ def gather_systemd(name, root, unit_path, runner, warnings, proc_root=LIVE_ROOT)
         configured = _analyse(parsed['argv'], warnings, path, env=parsed['env'])
     state = systemd.state_from_show(props) if props else unknown_state()
     running = None
-    if live and state['main_pid']:
-        proc = files.read_regular(proc_root, '/proc/%d/cmdline' % state['main_pid'], proc=True)
+    main_pid = state['main_pid']
+    if live and main_pid:
+        proc = files.read_regular(proc_root, '/proc/%s/cmdline' % main_pid, proc=True)
         argv = systemd.parse_proc_cmdline(proc.data)
         if argv:
-            running = _analyse(argv, warnings, 'process %d' % state['main_pid'],
-                               env=parsed['env'])
+            running = _analyse(argv, warnings, 'process %s' % main_pid, env=parsed['env'])
         else:
-            warnings.append('the command line of process %d (MainPID of %s) cannot be read%s'
-                            % (state['main_pid'], unit, ': %s' % proc.error if proc.error else ''))
+            warnings.append('the command line of process %s (MainPID of %s) cannot be read%s'
+                            % (main_pid, unit, ': %s' % proc.error if proc.error else ''))
     if running is not None and running['runtime'] == 'container' and running['container_name']:
         state['container_id'] = _container_id(runner, running['container_name'], warnings)
     reasons = []
@@ -333,9 +334,8 @@ def gather_compose(name, root, project_src, runner, warnings):
             else:
                 state = compose.state_from_inspect(container)
                 if state['status'] in ('active', 'activating'):
-                    env = dict(service['env']) if service else {}
-                    if _has_api_key_env((container.get('Config') or {}).get('Env')):
-                        env['VLLM_API_KEY'] = 'set'
+                    # the container's own environment says whether it got an API key (only that is read)
+                    env = {'VLLM_API_KEY': 'set'} if _has_api_key_env((container.get('Config') or {}).get('Env')) else {}
                     running = _analyse(compose.argv_from_inspect(container), warnings,
                                        'container %s' % container_id[:12], env=env)
                     running['runtime'] = 'container'
@@ -375,18 +375,23 @@ def choose_manager(name, manager, root, project_src, unit_path, runner, warnings
     return 'systemd'
 
 
-def validate(name, manager, root):
+def validate(name, manager, root, project_src=None, unit_path=None):
     if not isinstance(name, str) or not name.strip():
         raise ServiceInfoError('name must be a systemd unit name (vllm or vllm.service) or a compose service name, '
                                'not %r' % (name,))
     if '/' in name or '\0' in name or name.strip() != name:
         raise ServiceInfoError('name %r is not a unit or compose service name: give the name only (for example '
                                'vllm), and the path with unit_path or project_src' % (name,))
+    for option, value in (('project_src', project_src), ('unit_path', unit_path)):
+        if value is not None and not value.startswith('/'):
+            raise ServiceInfoError('%s %r is not an absolute path: give the path as the target sees it (for example '
+                                   '%s)' % (option, value, '/opt/vllm/vllm' if option == 'project_src'
+                                            else '/etc/systemd/system/vllm.service'))
     if manager not in MANAGERS:
         raise ServiceInfoError('manager %r is not one of %s' % (manager, ', '.join(MANAGERS)))
     if not os.path.isdir(root):
-        raise ServiceInfoError('root %s does not exist or is not a directory: give / for this host, or the '
-                               'directory holding an offline root filesystem' % root)
+        raise ServiceInfoError('root %s %s: give / for this host, or the directory holding an offline root '
+                               'filesystem' % (root, 'is not a directory' if os.path.exists(root) else 'does not exist'))
 
 
 def gather(name, manager='auto', project_src=None, unit_path=None, root=LIVE_ROOT, run_command=None, which=None,
@@ -396,9 +401,9 @@ def gather(name, manager='auto', project_src=None, unit_path=None, root=LIVE_ROO
     Commands run (through ``run_command``) only on a live host: ``root`` is ``/``. ``live`` and
     ``proc_root`` exist for tests, which read fixture files with captured command outputs.
     """
-    validate(name, manager, root)
+    validate(name, manager, root, project_src, unit_path)
     if live is None:
-        live = os.path.abspath(root) == LIVE_ROOT
+        live = os.path.realpath(root).rstrip('/') == ''
     runner = Runner(run_command, which, timeout) if live and run_command is not None else None
     warnings = []
     chosen = choose_manager(name, manager, root, project_src, unit_path, runner, warnings)

@@ -328,12 +328,15 @@ class UnitConfig(object):
         self.environment_files = []  # raw values, after resets
         self.sources = []           # files read
         self.problems = []
+        self.service_type = None
 
     def apply(self, text, source):
         self.sources.append(source)
         for section, key, value in parse_unit_text(text):
             if section != 'Service':
                 continue
+            if key == 'Type':
+                self.service_type = value or None
             target = {'ExecStart': self.exec_start, 'Environment': self.environment,
                       'EnvironmentFile': self.environment_files}.get(key)
             if target is None:
@@ -405,7 +408,7 @@ def parse_unit(root, unit, path, hostname=None, machine_id=None, read=None):
     if not config.exec_start:
         result['problems'].append('%s has no ExecStart= in [Service]' % unit)
         return result
-    if len(config.exec_start) > 1:
+    if len(config.exec_start) > 1 and config.service_type != 'oneshot':
         result['problems'].append('%s has %d ExecStart= lines after its drop-ins; systemd only accepts that for '
                                   'Type=oneshot (an empty ExecStart= in the drop-in resets the list): the last one is read'
                                   % (unit, len(config.exec_start)))
@@ -476,7 +479,7 @@ def state_from_show(props):
         'status': status,
         'main_pid': main_pid if main_pid else None,
         'restarts': _int_or_none(props.get('NRestarts')),
-        'since': since if status in ('active', 'activating') else since,
+        'since': since,
         'need_daemon_reload': {'yes': True, 'no': False}.get(reload_flag),
         'container_id': None,
     }

@@ -63,12 +63,12 @@ options:
     description:
       - The compose project directory, holding C(compose.yaml), C(compose.yml), C(docker-compose.yaml) or
         C(docker-compose.yml) (in that order) and its C(.env).
-      - Defaults to C(/opt/vllm/<name>).
+      - Defaults to C(/opt/vllm/<name>). An absolute path as the target sees it (below O(root)).
       - The project name is the file's top-level C(name), else the directory name.
     type: path
   unit_path:
     description:
-      - Where the unit file is, when it is not where systemd looks.
+      - Where the unit file is, when it is not where systemd looks. An absolute path as the target sees it (below O(root)).
       - By default the C(FragmentPath) that C(systemctl show) reports on a live host, else the first unit file
         found in the systemd unit directories (for an instance C(name@x), also the template C(name@.service)).
     type: path
@@ -78,6 +78,7 @@ options:
         inside it).
       - When it is not C(/), nothing is run. The process side is then reported as not running (RV(service.running)
         null, RV(service.state.status=unknown)).
+      - The module fails when O(root) does not exist or is not a directory.
     type: path
     default: /
 attributes:

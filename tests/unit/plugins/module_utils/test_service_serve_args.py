@@ -132,6 +132,8 @@ def test_captured_proc_cmdline_of_console_script():
      'speculative_config', {'method': 'mtp', 'num_speculative_tokens': 1}),
     (['M', '--enable-prefix-caching', '--max-num-seqs', '8'], 'extra_args',
      ['--enable-prefix-caching', '--max-num-seqs', '8']),
+    (['--max-num-seqs', '8', '--model', 'M'], 'model', 'M'),
+    (['--max-num-seqs', '8'], 'model', None),   # 8 is the option's value, not a model
 ])
 def test_serve_options(args, key, value):
     serve, problems, _raw = sa.parse_serve_args(args, 'vllm serve')
@@ -169,6 +171,8 @@ SECRET = 'sk-DO-NOT-LEAK-42'
     ['vllm', 'serve', 'M', '--hf-token', SECRET],
     ['docker', 'run', '-e', 'HF_TOKEN=' + SECRET, 'img', 'vllm', 'serve', 'M'],
     ['docker', 'run', '--env=VLLM_API_KEY=' + SECRET, 'img', 'vllm', 'serve', 'M'],
+    ['docker', 'run', '-eHF_TOKEN=' + SECRET, 'img', 'vllm', 'serve', 'M'],
+    ['docker', 'run', '-e', 'MY_SERVICE_PASSWORD=' + SECRET, 'img', 'vllm', 'serve', 'M'],
     ['docker', 'run', '--env', 'HUGGING_FACE_HUB_TOKEN=' + SECRET, 'img', 'M'],
     ['/usr/bin/env', 'HF_TOKEN=' + SECRET, 'vllm', 'serve', 'M'],
 ])

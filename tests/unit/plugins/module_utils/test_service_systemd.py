@@ -136,8 +136,23 @@ def test_drop_in_without_reset_is_reported():
     assert any('2 ExecStart= lines' in p for p in parsed['problems'])
 
 
-def test_symlinked_unit_resolved_inside_root():
-    parsed = _unit('unit-symlink')
+def test_several_exec_start_allowed_for_oneshot(tmp_path):
+    unit = tmp_path / 'etc' / 'systemd' / 'system' / 'vllm.service'
+    unit.parent.mkdir(parents=True)
+    unit.write_text('[Service]\nType=oneshot\nExecStart=/bin/true\nExecStart=/usr/bin/vllm serve M\n')
+    parsed = sd.parse_unit(str(tmp_path), 'vllm.service', '/etc/systemd/system/vllm.service')
+    assert parsed['problems'] == [] and parsed['exec_count'] == 2
+    assert parsed['argv'] == ['/usr/bin/vllm', 'serve', 'M']
+
+
+def test_symlinked_unit_resolved_inside_root(tmp_path):
+    import shutil
+    root = tmp_path / 'root'
+    shutil.copytree(os.path.join(ROOTS, 'unit-symlink'), str(root))
+    (root / 'etc' / 'systemd' / 'system').mkdir(parents=True)
+    # absolute, so it only resolves correctly inside root (made here: it would point outside the repository)
+    os.symlink('/opt/vllm/units/vllm.service', str(root / 'etc' / 'systemd' / 'system' / 'vllm.service'))
+    parsed = sd.parse_unit(str(root), 'vllm.service', sd.find_unit_file(str(root), 'vllm.service'))
     assert parsed['file'].exists and parsed['file'].data
     assert parsed['argv'] == ['/opt/vllm/venv/bin/vllm', 'serve', '/srv/models/target', '--port', '8123']
     assert parsed['prefixes'] == '@'
