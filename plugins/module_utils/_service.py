@@ -167,7 +167,7 @@ def _has_api_key_env(env_list):
 # systemd
 # --------------------------------------------------------------------------------------------
 
-def _systemctl_show(runner, unit, warnings):
+def systemctl_show(runner, unit, warnings):
     systemctl = runner.which('systemctl')
     if not systemctl:
         warnings.append('systemctl is not on the PATH: the state of %s is unknown' % unit)
@@ -198,7 +198,7 @@ def _container_id(runner, name, warnings):
 def gather_systemd(name, root, unit_path, runner, warnings, proc_root=LIVE_ROOT):
     unit = systemd.unit_name(name)
     live = runner is not None
-    props = _systemctl_show(runner, unit, warnings) if live else None
+    props = systemctl_show(runner, unit, warnings) if live else None
     fragment = (props or {}).get('FragmentPath') or None
     path = unit_path or fragment or systemd.find_unit_file(root, unit) or '/etc/systemd/system/' + unit
     read = files.read_regular(root, path)
@@ -261,7 +261,7 @@ def _compose_config_runner(runner, path):
     return run_config
 
 
-def _find_container(runner, path, project, service, warnings):
+def find_container(runner, path, project, service, warnings):
     """The container id of the service, via compose ps (or docker ps labels); (id, found_state)."""
     docker = runner.which('docker')
     if not docker:
@@ -323,7 +323,7 @@ def gather_compose(name, root, project_src, runner, warnings):
     state = unknown_state()
     running = None
     if runner is not None:
-        container_id, answered = _find_container(runner, path, project, name, warnings)
+        container_id, answered = find_container(runner, path, project, name, warnings)
         if answered and container_id is None:
             state = unknown_state('inactive' if read.exists else 'not-found')
         elif container_id:

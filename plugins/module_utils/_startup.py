@@ -77,16 +77,6 @@ def last_error_line(text):
 
 
 # --- the service manager's view -----------------------------------------------------------------
-def parse_systemctl_show(text):
-    """``systemctl show -p ...`` output (Key=value lines) as a dict."""
-    props = {}
-    for line in (text or '').splitlines():
-        key, sep, value = line.partition('=')
-        if sep:
-            props[key.strip()] = value.strip()
-    return props
-
-
 def _int(value):
     try:
         return int(value)
@@ -95,7 +85,7 @@ def _int(value):
 
 
 def systemd_state(props):
-    """A manager-neutral state from systemctl show properties."""
+    """A manager-neutral state from ``systemctl show`` properties (_service_systemd.parse_systemctl_show)."""
     active = props.get('ActiveState') or 'unknown'
     sub = props.get('SubState') or ''
     if props.get('LoadState') == 'not-found':

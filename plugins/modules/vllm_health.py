@@ -140,75 +140,63 @@ polls:
   type: int
 '''
 
-import json
 import math
 import time
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._benchmark import BenchmarkError, normalise_endpoint
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import Runner, find_container, systemctl_show
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service_compose import parse_docker_inspect, project_name
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service_systemd import unit_name
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._startup import (
-    docker_state, make_endpoint, parse_systemctl_show, systemd_state, wait_healthy)
+    docker_state, make_endpoint, systemd_state, wait_healthy)
 
-SHOW_PROPERTIES = 'ActiveState,SubState,NRestarts,MainPID,LoadState,Result'
 LOG_LINES = 400
-COMMAND_TIMEOUT = 30
-
-
-def _unit(name):
-    return name if name.endswith('.service') else name + '.service'
 
 
 class _Manager(object):
-    """The service manager seen through its command-line tools (no shell, bounded time)."""
+    """The service manager seen through its command-line tools (vllm_service_info's runner: no shell, bounded time)."""
 
     def __init__(self, module, name, manager, project_src, since):
-        self.module = module
+        self.runner = Runner(lambda argv: module.run_command(argv, environ_update={'LC_ALL': 'C', 'SYSTEMD_PAGER': ''},
+                                                            expand_user_and_vars=False),
+                             lambda cmd: module.get_bin_path(cmd))
         self.name = name
         self.manager = manager
         self.project_src = project_src
         self.since = since
+        self.warnings = []
 
-    def _run(self, args):
-        rc, out, err = self.module.run_command(args, environ_update={'LC_ALL': 'C', 'SYSTEMD_PAGER': '', 'PAGER': ''},
-                                               expand_user_and_vars=False)
-        return rc, out, err
-
-    def _container_id(self):
-        rc, out, _err = self._run(['timeout', str(COMMAND_TIMEOUT), 'docker', 'compose', '--project-directory',
-                                   self.project_src, 'ps', '--all', '--quiet', self.name])
-        ids = out.split() if rc == 0 else []
-        return ids[0] if ids else None
+    def _container(self):
+        path = self.project_src.rstrip('/') + '/compose.yaml'
+        cid, _found = find_container(self.runner, path, project_name(self.project_src), self.name, self.warnings)
+        return cid
 
     def state(self):
         if self.manager == 'systemd':
-            rc, out, _err = self._run(['timeout', str(COMMAND_TIMEOUT), 'systemctl', 'show', _unit(self.name),
-                                       '-p', SHOW_PROPERTIES])
-            return systemd_state(parse_systemctl_show(out)) if rc == 0 else None
-        cid = self._container_id()
+            props = systemctl_show(self.runner, unit_name(self.name), self.warnings)
+            return systemd_state(props) if props is not None else None
+        cid = self._container()
         if cid is None:
             return {'status': 'not-found', 'restarts': None, 'main_pid': None, 'detail': 'no container'}
-        rc, out, _err = self._run(['timeout', str(COMMAND_TIMEOUT), 'docker', 'inspect', '--type', 'container',
-                                   '--format', '{{json .State}}|{{.RestartCount}}', cid])
-        if rc != 0:
-            return None
-        state_json, _sep, count = out.strip().rpartition('|')
-        try:
-            return docker_state({'State': json.loads(state_json), 'RestartCount': count})
-        except ValueError:
-            return None
+        rc, out, _err = self.runner.run([self.runner.which('docker'), 'inspect', '--type', 'container', cid])
+        container = parse_docker_inspect(out) if rc == 0 else None
+        return docker_state(container) if container else None
 
     def log(self):
-        since = '@%d' % int(math.floor(self.since))
         if self.manager == 'systemd':
-            rc, out, _err = self._run(['timeout', str(COMMAND_TIMEOUT), 'journalctl', '--no-pager', '-o', 'cat',
-                                       '-u', _unit(self.name), '--since', since, '-n', str(LOG_LINES)])
+            journalctl = self.runner.which('journalctl')
+            if not journalctl:
+                return ''
+            rc, out, _err = self.runner.run([journalctl, '--no-pager', '-o', 'cat', '-u', unit_name(self.name),
+                                             '--since', '@%d' % int(math.floor(self.since)), '-n', str(LOG_LINES)])
             return out if rc == 0 else ''
-        cid = self._container_id()
+        cid = self._container()
         if cid is None:
             return ''
-        rc, out, err = self._run(['timeout', str(COMMAND_TIMEOUT), 'docker', 'logs', '--since',
-                                  '%d' % int(self.since), '--tail', str(LOG_LINES), cid])
+        rc, out, err = self.runner.run([self.runner.which('docker'), 'logs', '--since', '%d' % int(self.since),
+                                        '--tail', str(LOG_LINES), cid])
         return (out + '\n' + err) if rc == 0 else ''
 
 
@@ -257,6 +245,8 @@ def main():
                           read_state=manager.state if manager else None,
                           read_log=manager.log if manager else None,
                           timeout=p['timeout'], interval=p['interval'], max_restarts=p['max_restarts'])
+    for text in (manager.warnings if manager else []):
+        module.warn(text)
     if not result['healthy'] and p['fail_when_unhealthy']:
         module.fail_json(msg='vLLM at %s is not healthy after %.0f s: %s%s' % (
             base, result['elapsed_s'], result['failure'], (' (%s)' % result['evidence']) if result['evidence'] else ''),

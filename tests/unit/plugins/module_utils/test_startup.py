@@ -2,6 +2,7 @@
 import pytest
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _startup as st
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service_systemd import parse_systemctl_show
 
 # Lines as vLLM prints them (reference: vllm-speculative-config.md, service-and-awx-facts.md, and the
 # real test bed's journal).
@@ -56,11 +57,11 @@ def test_evidence_is_bounded_and_ansi_free():
 
 def test_systemd_state():
     show = "ActiveState=activating\nSubState=auto-restart\nNRestarts=3\nMainPID=0\nLoadState=loaded\n"
-    assert st.systemd_state(st.parse_systemctl_show(show)) == {
+    assert st.systemd_state(parse_systemctl_show(show)) == {
         "status": "restarting", "restarts": 3, "main_pid": None, "detail": "activating (auto-restart)"}
-    assert st.systemd_state(st.parse_systemctl_show("ActiveState=active\nSubState=running\nMainPID=42\nNRestarts=0"))["status"] == "running"
-    assert st.systemd_state(st.parse_systemctl_show("ActiveState=failed\nSubState=failed"))["status"] == "stopped"
-    assert st.systemd_state(st.parse_systemctl_show("LoadState=not-found\nActiveState=inactive"))["status"] == "not-found"
+    assert st.systemd_state(parse_systemctl_show("ActiveState=active\nSubState=running\nMainPID=42\nNRestarts=0"))["status"] == "running"
+    assert st.systemd_state(parse_systemctl_show("ActiveState=failed\nSubState=failed"))["status"] == "stopped"
+    assert st.systemd_state(parse_systemctl_show("LoadState=not-found\nActiveState=inactive"))["status"] == "not-found"
 
 
 def test_docker_state_never_reads_env():
