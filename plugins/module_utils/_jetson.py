@@ -154,6 +154,23 @@ class JetsonFactsError(Exception):
     """A problem the caller must report (bad root)."""
 
 
+class ReadProblem(str):
+    """A file under root that exists but could not be read (not regular, too large, unreadable).
+
+    It is a warning in the facts and also an alert the module emits: something odd sits where a
+    Jetson file is expected.
+    """
+
+
+MAX_ROOT_CHARS = 4096  # PATH_MAX on Linux
+
+
+def show_path(path, limit=120):
+    """``repr(path)`` cut to ``limit`` characters, for an error message."""
+    text = repr(path)
+    return text if len(text) <= limit else text[:limit] + '... (%d characters)' % len(text)
+
+
 # --------------------------------------------------------------------------------------------
 # File access below a root
 # --------------------------------------------------------------------------------------------
@@ -221,7 +238,7 @@ def read_bytes(root, path, limit=None):
     limit = MAX_FILE_BYTES['text'] if limit is None else limit
     real = resolve_in_root(root, path)
     if real is None:
-        return None, 'too many symbolic links while resolving %s below %s' % (path, root)
+        return None, ReadProblem('too many symbolic links while resolving %s below %s' % (path, root))
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer; regular files ignore the flag.
         fd = os.open(real, os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0) | getattr(os, 'O_NOCTTY', 0))
@@ -229,12 +246,12 @@ def read_bytes(root, path, limit=None):
         if getattr(exc, 'errno', None) == errno.ENOENT or not os.path.lexists(real):
             return None, None
         if getattr(exc, 'errno', None) == errno.EISDIR:
-            return None, '%s is not a regular file (a directory): ignored' % real
-        return None, 'cannot read %s: %s' % (real, getattr(exc, 'strerror', None) or exc)
+            return None, ReadProblem('%s is not a regular file (a directory): ignored' % real)
+        return None, ReadProblem('cannot read %s: %s' % (real, getattr(exc, 'strerror', None) or exc))
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            return None, '%s is not a regular file (%s): ignored' % (real, _kind(mode))
+            return None, ReadProblem('%s is not a regular file (%s): ignored' % (real, _kind(mode)))
         chunks = []
         size = 0
         while size <= limit:
@@ -244,10 +261,11 @@ def read_bytes(root, path, limit=None):
             chunks.append(chunk)
             size += len(chunk)
         if size > limit:
-            return None, '%s is larger than %d bytes: not read (a real file is much smaller)' % (real, limit)
+            return None, ReadProblem('%s is larger than %d bytes: not read (a real file is much smaller)'
+                                     % (real, limit))
         return b''.join(chunks), None
     except (IOError, OSError) as exc:
-        return None, 'cannot read %s: %s' % (real, getattr(exc, 'strerror', None) or exc)
+        return None, ReadProblem('cannot read %s: %s' % (real, getattr(exc, 'strerror', None) or exc))
     finally:
         os.close(fd)
 
@@ -871,13 +889,17 @@ def gather(root='/', run_command=None, run_nvpmodel=True, which=None):
     Raises JetsonFactsError when root does not exist or is not a directory.
     """
     if not isinstance(root, str) or not root:
-        raise JetsonFactsError('root must be a directory path, got %r' % (root,))
+        raise JetsonFactsError('root must be a directory path, got %s' % show_path(root))
+    if '\0' in root or len(root) > MAX_ROOT_CHARS:
+        raise JetsonFactsError('root %s is not a usable path (a NUL character, or longer than %d characters): give '
+                               'the directory holding the target filesystem ("/" for the running system)'
+                               % (show_path(root), MAX_ROOT_CHARS))
     if not os.path.exists(root):
         raise JetsonFactsError('root %s does not exist: give the directory holding the target filesystem '
-                               '("/" for the running system)' % root)
+                               '("/" for the running system)' % show_path(root))
     if not os.path.isdir(root):
         raise JetsonFactsError('root %s is not a directory: give the directory holding the target filesystem '
-                               '("/" for the running system)' % root)
+                               '("/" for the running system)' % show_path(root))
     warnings = []
     alerts = []
 
@@ -969,6 +991,10 @@ def gather(root='/', run_command=None, run_nvpmodel=True, which=None):
     facts['vllm_runtime'] = runtime
     facts['speculation'] = speculation_support(ident['generation'], ident['product_line'],
                                                is_jetson=ident['is_jetson'])
+    for problem in warnings:
+        if isinstance(problem, ReadProblem) and problem not in alerts:
+            alerts.append(str(problem))
+    facts['warnings'] = [str(w) for w in warnings]
     return facts, alerts
 
 

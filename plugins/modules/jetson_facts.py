@@ -348,7 +348,8 @@ def main():
         facts, alerts = gather(root=module.params['root'], run_command=run_command,
                                run_nvpmodel=module.params['run_nvpmodel'], which=module.get_bin_path)
     except JetsonFactsError as exc:
-        module.fail_json(msg=str(exc), root=module.params['root'])
+        root = module.params['root']
+        module.fail_json(msg=str(exc), root=root if len(root) <= 200 else root[:200] + '...')
 
     for alert in alerts:
         module.warn(alert)
