@@ -1112,3 +1112,13 @@ def test_draft_size_measured_for_a_local_path(tmp_path):
     result = run(draft_size_mb=None, method='draft_model', draft_model=str(tmp_path), measure_path=weights_size_mb)
     assert result['draft_size_mb'] == 4 and result['draft_size_source'] == 'weights'
     assert weights_size_mb(str(tmp_path / 'missing')) is None
+
+
+@pytest.mark.parametrize('kwargs', [dict(target_model='acme/' + 'x' * 10000), dict(runtime_image='img:' + 'y' * 10000),
+                                    dict(jetson=list(range(5000))), dict(extra_config={'k' * 10000: 1})])
+def test_long_values_are_never_echoed_whole(kwargs):
+    with pytest.raises(SpeculativeInputError) as err:
+        run(**kwargs)
+    text = str(err.value)
+    assert len(text) <= S.SpeculativeInputError.__init__.__globals__['MAX_MESSAGE_CHARS'] + 20
+    assert 'x' * 200 not in text and 'y' * 200 not in text and 'k' * 200 not in text
