@@ -37,7 +37,7 @@ FAMILIES = {
 }
 SKU_BUCKETS = ('thor', 'orin-agx', 'orin-nx', 'orin-nano', UNKNOWN)
 
-# num_speculative_tokens to start at, per generation (speculative-decoding-rules.md).
+# num_speculative_tokens to start at, per generation (docs/decision-rules.md).
 DEFAULT_NUM_SPECULATIVE_TOKENS = {'thor': 5, 'orin': 3}
 
 

@@ -44,7 +44,7 @@ MODULE_PARTS = {
     'p3834-0005': ('thor-agx', 'thor-t5000'),
     'p3834-0000': ('thor-agx', 'thor-t4000'),
     # The original AGX Orin developer kit module: 32GB, but later kits were re-populated;
-    # the memory size decides (see _classify_orin_agx_devkit).
+    # the memory size decides (see _memory_variant).
     'p3701-0000': ('orin-agx', None),
     'p3701-0004': ('orin-agx', 'orin-agx-32gb'),
     'p3701-0005': ('orin-agx', 'orin-agx-64gb'),
@@ -718,7 +718,7 @@ def classify(compatible, model=None, boot_control=None, mem_total_mb=None):
 
 
 # --------------------------------------------------------------------------------------------
-# Runtime and speculation rules (speculative-decoding-rules.md)
+# Runtime and speculation rules (the tables are in _devices.py; docs/decision-rules.md)
 # --------------------------------------------------------------------------------------------
 
 def runtime_requirements(generation, l4t_major=None, is_jetson=True):

@@ -1,10 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, jetson_llm.vllm maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Unit tests for the speculative_plan rules (plugins/module_utils/_speculative.py: plan).
+"""Unit tests for the speculative_plan rules (plugins/module_utils/_plan.py: plan).
 
-One test (or one table) per rule of speculative-decoding-rules.md and per version fact of
-vllm-speculative-config.md; docs/decision-rules.md points at these test names.
+One test (or one table) per rule of the speculative-decoding specification and per vLLM version fact;
+docs/decision-rules.md points at these test names.
 """
 
 from __future__ import (absolute_import, division, print_function)
@@ -29,7 +29,7 @@ LLAMA = 'meta-llama/Llama-3.1-8B-Instruct'
 LLAMA_HEAD = 'yuhuili/EAGLE3-LLaMA3.1-Instruct-8B'
 UNLISTED = 'acme/unlisted-7b'
 
-# ansible_facts.jetson as jetson_facts reports it (schema in the shared interfaces), per device.
+# ansible_facts.jetson as jetson_facts reports it (schema: the RETURN doc of plugins/modules/jetson_facts.py), per device.
 _BASE_FACTS = {
     'is_jetson': True, 'reason': None, 'soc': None, 'super_mode': False, 'model': None, 'compatible': [],
     'l4t': {'version': None, 'major': None, 'minor': None, 'patch': None, 'source': 'nv_tegra_release'},
