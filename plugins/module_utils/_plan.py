@@ -681,11 +681,12 @@ def _runtime_rule(d, facts, version, image, method):
         if rule['assumed']:
             d.warn(_devices.UNKNOWN_L4T_ON_ORIN + '.')
         if kind == 'upstream' and rule['assumed']:
-            d.warn('runtime_image %s is the upstream image, which only an Orin on L4T r39+ runs: check the L4T '
-                   'release.' % image)
+            d.warn('runtime_image %s is the upstream image, which only an Orin on L4T r%s+ runs: check the L4T '
+                   'release.' % (image, _devices.ORIN_UPSTREAM_L4T_MAJOR))
         elif kind == 'upstream':
-            d.refuse('runtime', 'Orin on L4T %s (before r39) uses the NVIDIA-AI-IOT vLLM image matching its JetPack '
-                     '(%s), not the upstream image %s.' % (release, _devices.ORIN_IMAGE, image),
+            d.refuse('runtime', 'Orin on L4T %s (before r%s) uses the NVIDIA-AI-IOT vLLM image matching its JetPack '
+                     '(%s), not the upstream image %s.'
+                     % (release, _devices.ORIN_UPSTREAM_L4T_MAJOR, _devices.ORIN_IMAGE, image),
                      ['change_runtime', 'no_speculation'])
         elif image is None:
             d.warn('runtime_image not given: on Orin L4T %s the baseline recipe uses %s; make sure the baseline '

@@ -14,6 +14,7 @@ __metaclass__ = type
 import math
 import re
 
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _devices
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._version import compare_versions, parse_version_strict
 
 
@@ -194,19 +195,23 @@ def check_image_ref(name, value, optional=True):
     return value
 
 
+_MINIMUMS = '%s on Thor and on Orin r%s+, %s for draft_model' % (
+    _devices.vstr(_devices.UPSTREAM_MIN_VLLM), _devices.ORIN_UPSTREAM_L4T_MAJOR, _devices.vstr(_devices.MIN_VLLM_DRAFT_MODEL))
+
+
 def check_vllm_version(value):
     """Return (version tuple or None, warnings). None/''/'unknown'/unparseable -> unknown + warning."""
     if value is None:
-        return None, ['vLLM version unknown (vllm_version not given): the runtime minimums (0.20 on Thor and on Orin '
-                      'r39+, 0.15 for draft_model) cannot be checked; read it from GET /version and plan again.']
+        return None, ['vLLM version unknown (vllm_version not given): the runtime minimums (%s) cannot be checked; '
+                      'read it from GET /version and plan again.' % _MINIMUMS]
     if not isinstance(value, str):
         raise SpeculativeInputError(
             "vllm_version must be a string such as '0.20.1' (quote it: YAML reads 0.20 as the number 0.2), got %r (%s)."
             % (value, type(value).__name__))
     text = value.strip()
     if text == '' or text.lower() == 'unknown':
-        return None, ['vLLM version unknown (%r): the runtime minimums (0.20 on Thor and on Orin r39+, 0.15 for '
-                      'draft_model) cannot be checked; read it from GET /version and plan again.' % value]
+        return None, ['vLLM version unknown (%r): the runtime minimums (%s) cannot be checked; read it from GET '
+                      '/version and plan again.' % (value, _MINIMUMS)]
     if not re.match(r'^[vV]?\d+\.\d+', text):
         return None, ['vLLM version %s is not a version number such as 0.20.1: treated as unknown, so the runtime '
                       'minimums cannot be checked.' % show(value)]
