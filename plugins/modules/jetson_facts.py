@@ -17,7 +17,9 @@ description:
     decoding methods its family supports.
   - The module is classified from the device-tree C(compatible) module part number and chip (C(tegra264), C(tegra234), C(tegra194)).
     The model string is only a label and a last resort (custom carrier boards report arbitrary names).
-    Thor T5000 and T4000 are told apart by part number, then C(/etc/nv_boot_control.conf), then MemTotal.
+    Thor T5000 and T4000 are told apart by part number and C(/etc/nv_boot_control.conf) (boot control wins when they disagree,
+    as in NVIDIA's detect_jetson.sh, with a warning), then the model string (C(T5000), C(T4000)), then MemTotal. AGX Orin
+    Industrial is also read from the model string when the part number does not tell.
   - The L4T release comes from the first line of C(/etc/nv_tegra_release), else from the C(nvidia-l4t-core) package in the dpkg status
     file. JetPack and CUDA come from a release table; releases the table does not know are reported as C(unknown), never an error.
   - The power mode comes from C(nvpmodel -q) when O(root) is C(/) and C(nvpmodel) is on E(PATH), otherwise from
@@ -35,6 +37,9 @@ options:
       - Symbolic links are resolved inside O(root); an absolute link target is taken relative to O(root).
       - Commands (C(nvpmodel)) only run when O(root) is C(/).
       - The module fails when O(root) does not exist or is not a directory. A directory without Jetson files is a non-Jetson host.
+      - Only regular files are read, up to a size limit (4096 bytes for device-tree files, 64 KiB for other text files, 64 MiB
+        for the dpkg status file). A FIFO, device node, socket or directory where a file is expected, or a larger file, is not
+        read; the fact is then unknown and a warning names the file.
     type: path
     default: /
   run_nvpmodel:
