@@ -344,7 +344,8 @@ def plan(jetson, target_model, expected_concurrency, baseline_gpu_memory_utiliza
     draft_mb, draft_source = _draft_size(d, chosen, model, draft_size_mb, measure_path)
     new_gmu = _memory_rule(d, chosen, baseline, free_memory_mb, draft_mb, facts, opts)
     if step and step['gpu_memory_utilization'] is not None:
-        new_gmu = step['gpu_memory_utilization']
+        new_gmu = step['gpu_memory_utilization']  # the start-up step's value replaces the first attempt's
+        d.grounds = [g for g in d.grounds if not g.startswith('gpu_memory_utilization lowered from')]
 
     # ---- speculative_config (validated even when refused: bad input is an error) ----------
     extra = validate_extra_config(extra_config, chosen or method, version, k, tensor_parallel_size)

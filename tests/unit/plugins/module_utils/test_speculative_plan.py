@@ -1122,3 +1122,9 @@ def test_long_values_are_never_echoed_whole(kwargs):
     text = str(err.value)
     assert len(text) <= S.SpeculativeInputError.__init__.__globals__['MAX_MESSAGE_CHARS'] + 20
     assert 'x' * 200 not in text and 'y' * 200 not in text and 'k' * 200 not in text
+
+
+def test_startup_step_reasons_name_only_the_value_used():
+    result = run(previous_attempt=oom(0.70))
+    assert not any(r.startswith('gpu_memory_utilization lowered from 0.75 to 0.70') for r in result['reasons'])
+    assert any('next, one step lower, 0.65' in r for r in result['reasons'])
