@@ -68,7 +68,7 @@ class ReadProblem(str):
 MAX_ROOT_CHARS = 4096  # PATH_MAX on Linux
 
 
-def show_path(path, limit=120):
+def show_path(path, limit=1024):
     """``repr(path)`` cut to ``limit`` characters, for an error message."""
     text = repr(path)
     return text if len(text) <= limit else text[:limit] + '... (%d characters)' % len(text)

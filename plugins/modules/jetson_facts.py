@@ -354,7 +354,7 @@ def main():
                                run_nvpmodel=module.params['run_nvpmodel'], which=module.get_bin_path)
     except JetsonFactsError as exc:
         root = module.params['root']
-        module.fail_json(msg=str(exc), root=root if len(root) <= 200 else root[:200] + '...')
+        module.fail_json(msg=str(exc), root=root if len(root) <= 1024 else root[:1024] + '...')
 
     for alert in alerts:
         module.warn(alert)

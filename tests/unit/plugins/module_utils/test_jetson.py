@@ -933,3 +933,11 @@ def test_boot_control_part_number_conflict_is_an_alert():
     assert facts['variant'] == 'thor-t4000' and facts['sku'] == 'Jetson AGX Thor T4000'
     conflict = [w for w in facts['warnings'] if 'p3834-0008 says thor-t5000' in w]
     assert len(conflict) == 1 and 'nv_boot_control.conf wins' in conflict[0] and conflict[0] in alerts
+
+
+@pytest.mark.parametrize('root, words', [('/' + 'x' * 10000, 'longer than 4096 characters'),
+                                         ('/tmp/a\0b', 'a NUL character')])
+def test_unusable_root_fails_with_a_short_message(root, words):
+    with pytest.raises(J.JetsonFactsError) as err:
+        J.gather(root)
+    assert words in str(err.value) and len(str(err.value)) < 1300
