@@ -48,22 +48,13 @@ options:
       - When false, or when the command fails, the power mode is read from C(/var/lib/nvpmodel/status) and C(/etc/nvpmodel.conf).
     type: bool
     default: true
-attributes:
-  check_mode:
-    support: full
-    description: The module only reads files and runs C(nvpmodel -q); it behaves identically in check mode.
-  diff_mode:
-    support: none
-    description: Nothing is changed, so there is nothing to diff.
-  facts:
-    support: full
-    description: Sets C(ansible_facts.jetson).
-  idempotent:
-    support: full
-    description: Never reports a change.
+extends_documentation_fragment:
+  - jetson_llm.vllm._attributes
+  - jetson_llm.vllm._attributes.facts
 notes:
   - The classification rules, precedence and the release table are described in C(docs/jetson_facts.md) of the collection.
-  - Warnings an operator must act on (power mode not MAXN, unreadable release file) are also emitted as Ansible warnings;
+  - Warnings an operator must act on (power mode not MAXN, unreadable release file, a file under O(root) that is not a
+    regular file or is too large, boot control disagreeing with the part number) are also emitted as Ansible warnings;
     every other remark stays in RV(ansible_facts.jetson.warnings).
 seealso:
   - name: NVIDIA Jetson Linux (L4T) release notes
