@@ -422,6 +422,11 @@ def _next_step(d, previous, baseline, smaller_draft_model, opts):
     step, floor = opts['gpu_memory_utilization_step'], opts['min_gpu_memory_utilization']
     if failure == 'oom':
         failed_gmu, failed_model = previous['gpu_memory_utilization'], previous['model']
+        if failed_gmu > baseline + EPSILON:
+            raise SpeculativeInputError('previous_attempt.gpu_memory_utilization %s is above the baseline %s: a '
+                                        'speculative attempt always runs below the baseline; pass the value the '
+                                        'failed attempt used (the gpu_memory_utilization this module returned).'
+                                        % (show(failed_gmu), show(baseline)))
         first = round(baseline - step, 2)
         lowered = round(failed_gmu - step, 2)
         if failed_gmu >= first - EPSILON and lowered >= floor - EPSILON:

@@ -1083,6 +1083,7 @@ def test_startup_other_failures_refuse_with_a_handoff(failure):
     ({'failure': 'oom', 'gpu_memory_utilization': float('nan')}, 'must be a finite number'),
     ({'failure': 'oom', 'gpu_memory_utilization': 0.7, 'model': 'a b'}, 'previous_attempt.model'),
     ({'failure': 'oom', 'gpu_memory_utilization': 0.7, 'retries': 2}, 'unknown keys'),
+    ({'failure': 'oom', 'gpu_memory_utilization': 0.9}, 'is above the baseline 0.75'),
 ])
 def test_startup_previous_attempt_validated(attempt, words):
     with pytest.raises(SpeculativeInputError, match=words):
