@@ -25,6 +25,27 @@ attributes:
       - When run twice in a row with the same input, the second run gives the same result and reports C(changed=false).
 '''
 
+    # Fact modules (jetson_facts): they read the target and set ansible_facts; nothing changes.
+    FACTS = r'''
+options: {}
+attributes:
+  check_mode:
+    support: full
+    details:
+      - The module only reads; it behaves identically in check mode.
+  diff_mode:
+    support: none
+    details:
+      - Nothing is changed, so there is nothing to diff.
+  facts:
+    description: Action returns an C(ansible_facts) dictionary that will update existing host facts.
+    support: full
+  idempotent:
+    support: full
+    details:
+      - Never reports a change.
+'''
+
     # Pure decision modules (speculative_plan, speculative_verdict): they read their input and
     # return a decision; nothing on the target changes, so check mode gives the same answer.
     DECISION = r'''

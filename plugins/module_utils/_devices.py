@@ -37,7 +37,7 @@ FAMILIES = {
 }
 SKU_BUCKETS = ('thor', 'orin-agx', 'orin-nx', 'orin-nano', UNKNOWN)
 
-# num_speculative_tokens to start at, per generation (speculative-decoding-rules.md).
+# num_speculative_tokens to start at, per generation (docs/decision-rules.md).
 DEFAULT_NUM_SPECULATIVE_TOKENS = {'thor': 5, 'orin': 3}
 
 
@@ -74,6 +74,8 @@ ORIN_IMAGE = 'ghcr.io/nvidia-ai-iot/vllm:latest-jetson-orin'
 UPSTREAM_REPOSITORIES = ('vllm/vllm-openai',)
 NVIDIA_AI_IOT_REPOSITORIES = ('ghcr.io/nvidia-ai-iot/vllm', 'dustynv/vllm')
 UPSTREAM_MIN_VLLM = (0, 20)        # Thor, and Orin on L4T r39+
+MIN_VLLM_SPECULATIVE_CONFIG = (0, 10)   # any speculation: the JSON --speculative-config form and EAGLE-3
+MIN_VLLM_DRAFT_MODEL = (0, 15)          # draft_model is rejected at startup up to 0.14.x
 ORIN_UPSTREAM_L4T_MAJOR = 39       # JetPack 7.2: Orin moves to upstream vLLM
 
 

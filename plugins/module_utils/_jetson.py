@@ -28,107 +28,10 @@ from ansible_collections.jetson_llm.vllm.plugins.module_utils._version import (
     parse_version,
 )
 
-# --------------------------------------------------------------------------------------------
-# Reference data (docs/jetson_facts.md)
-# --------------------------------------------------------------------------------------------
-
-SOC_GENERATION = {
-    'tegra264': 'thor',
-    'tegra234': 'orin',
-    'tegra194': 'xavier',
-}
-
-# module part "pNNNN-NNNN" -> (product_line, variant or None when the part alone cannot tell)
-MODULE_PARTS = {
-    'p3834-0008': ('thor-agx', 'thor-t5000'),
-    'p3834-0005': ('thor-agx', 'thor-t5000'),
-    'p3834-0000': ('thor-agx', 'thor-t4000'),
-    # The original AGX Orin developer kit module: 32GB, but later kits were re-populated;
-    # the memory size decides (see _classify_orin_agx_devkit).
-    'p3701-0000': ('orin-agx', None),
-    'p3701-0004': ('orin-agx', 'orin-agx-32gb'),
-    'p3701-0005': ('orin-agx', 'orin-agx-64gb'),
-    'p3701-0008': ('orin-agx', 'orin-agx-industrial'),
-    'p3767-0000': ('orin-nx', 'orin-nx-16gb'),
-    'p3767-0001': ('orin-nx', 'orin-nx-8gb'),
-    'p3767-0003': ('orin-nano', 'orin-nano-8gb'),
-    'p3767-0004': ('orin-nano', 'orin-nano-4gb'),
-    'p3767-0005': ('orin-nano', 'orin-nano-8gb'),
-    'p2888-0001': ('xavier-agx', 'xavier-agx'),
-    'p2888-0004': ('xavier-agx', 'xavier-agx'),
-    'p2888-0005': ('xavier-agx', 'xavier-agx'),
-    'p2888-0006': ('xavier-agx', 'xavier-agx'),
-    'p2888-0008': ('xavier-agx', 'xavier-agx'),
-    'p3668-0000': ('xavier-nx', 'xavier-nx'),
-    'p3668-0001': ('xavier-nx', 'xavier-nx'),
-    'p3668-0003': ('xavier-nx', 'xavier-nx'),
-}
-
-# module family "pNNNN" -> product line, for parts with an unknown suffix (p3834-9999)
-MODULE_FAMILIES = {
-    'p3834': 'thor-agx',
-    'p3701': 'orin-agx',
-    'p2888': 'xavier-agx',
-    'p3668': 'xavier-nx',
-    # p3767 covers both Orin NX and Orin Nano: an unknown suffix cannot tell them apart.
-}
-
-PRODUCT_LINE_GENERATION = dict((line, entry['generation']) for line, entry in _devices.FAMILIES.items())
-
-PRODUCT_LINE_SOC = {
-    'thor': 'tegra264',
-    'orin': 'tegra234',
-    'xavier': 'tegra194',
-}
-
-SKU_LABELS = {
-    'thor-t5000': 'Jetson AGX Thor T5000',
-    'thor-t4000': 'Jetson AGX Thor T4000',
-    'orin-agx-64gb': 'Jetson AGX Orin 64GB',
-    'orin-agx-32gb': 'Jetson AGX Orin 32GB',
-    'orin-agx-industrial': 'Jetson AGX Orin Industrial',
-    'orin-nx-16gb': 'Jetson Orin NX 16GB',
-    'orin-nx-8gb': 'Jetson Orin NX 8GB',
-    'orin-nano-8gb': 'Jetson Orin Nano 8GB',
-    'orin-nano-4gb': 'Jetson Orin Nano 4GB',
-    'xavier-agx': 'Jetson AGX Xavier',
-    'xavier-nx': 'Jetson Xavier NX',
-}
-
-PRODUCT_LINE_LABELS = dict((line, entry['label']) for line, entry in _devices.FAMILIES.items())
-
-GIB_MB = 1024  # MB per GiB (MB here = MiB = kB // 1024, as /proc/meminfo counts)
-THOR_T5000_MIN_MB = 96 * GIB_MB
-THOR_T4000_MIN_MB = 32 * GIB_MB
-ORIN_AGX_64GB_MIN_MB = 48 * GIB_MB
-
-# L4T -> (JetPack, CUDA). Exact versions first, then (major, minor) families.
-L4T_EXACT = {
-    (35, 2, 1): ('5.1', '11.4'),
-    (35, 3, 1): ('5.1.1', '11.4'),
-    (35, 4, 1): ('5.1.2', '11.4'),
-    (35, 5, 0): ('5.1.3', '11.4'),
-    (35, 6, 0): ('5.1.4', '11.4'),
-    (35, 6, 1): ('5.1.5', '11.4'),
-    (36, 3, 0): ('6.0', '12.2'),
-    (36, 4, 0): ('6.1', '12.6'),
-    (36, 4, 2): ('6.1 rev1', '12.6'),
-    (36, 4, 3): ('6.2', '12.6'),
-    (36, 4, 4): ('6.2.1', '12.6'),
-    (36, 4, 7): ('6.2.1', '12.6'),
-    (36, 5, 0): ('6.2.2', '12.6'),
-    (38, 4, 0): ('7.1', '13.0'),
-    (39, 0, 0): ('7.2 EA', '13.2'),
-    (39, 2, 0): ('7.2', '13.2'),
-    (39, 2, 1): ('7.2.1', '13.2'),
-}
-L4T_FAMILY = {
-    (38, 2): ('7.0', '13.0'),   # 38.2.x: JetPack 7.0, Thor only
-}
-L4T_RANGES = [
-    # (lowest, highest-exclusive, jetpack, cuda): releases between the exact entries
-    ((35, 2, 1), (35, 7, 0), '5.1.x', '11.4'),
-]
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson_tables import (  # noqa: F401 (re-exported)
+    GIB_MB, L4T_EXACT, L4T_FAMILY, L4T_RANGES, MODULE_FAMILIES, MODULE_PARTS, ORIN_AGX_64GB_MIN_MB,
+    PRODUCT_LINE_GENERATION, PRODUCT_LINE_LABELS, PRODUCT_LINE_SOC, SKU_LABELS, SOC_GENERATION, THOR_T4000_MIN_MB,
+    THOR_T5000_MIN_MB)
 
 UNKNOWN = 'unknown'
 
@@ -152,6 +55,23 @@ PATHS = {
 
 class JetsonFactsError(Exception):
     """A problem the caller must report (bad root)."""
+
+
+class ReadProblem(str):
+    """A file under root that exists but could not be read (not regular, too large, unreadable).
+
+    It is a warning in the facts and also an alert the module emits: something odd sits where a
+    Jetson file is expected.
+    """
+
+
+MAX_ROOT_CHARS = 4096  # PATH_MAX on Linux
+
+
+def show_path(path, limit=1024):
+    """``repr(path)`` cut to ``limit`` characters, for an error message."""
+    text = repr(path)
+    return text if len(text) <= limit else text[:limit] + '... (%d characters)' % len(text)
 
 
 # --------------------------------------------------------------------------------------------
@@ -221,7 +141,7 @@ def read_bytes(root, path, limit=None):
     limit = MAX_FILE_BYTES['text'] if limit is None else limit
     real = resolve_in_root(root, path)
     if real is None:
-        return None, 'too many symbolic links while resolving %s below %s' % (path, root)
+        return None, ReadProblem('too many symbolic links while resolving %s below %s' % (path, root))
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer; regular files ignore the flag.
         fd = os.open(real, os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0) | getattr(os, 'O_NOCTTY', 0))
@@ -229,12 +149,12 @@ def read_bytes(root, path, limit=None):
         if getattr(exc, 'errno', None) == errno.ENOENT or not os.path.lexists(real):
             return None, None
         if getattr(exc, 'errno', None) == errno.EISDIR:
-            return None, '%s is not a regular file (a directory): ignored' % real
-        return None, 'cannot read %s: %s' % (real, getattr(exc, 'strerror', None) or exc)
+            return None, ReadProblem('%s is not a regular file (a directory): ignored' % real)
+        return None, ReadProblem('cannot read %s: %s' % (real, getattr(exc, 'strerror', None) or exc))
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            return None, '%s is not a regular file (%s): ignored' % (real, _kind(mode))
+            return None, ReadProblem('%s is not a regular file (%s): ignored' % (real, _kind(mode)))
         chunks = []
         size = 0
         while size <= limit:
@@ -244,10 +164,11 @@ def read_bytes(root, path, limit=None):
             chunks.append(chunk)
             size += len(chunk)
         if size > limit:
-            return None, '%s is larger than %d bytes: not read (a real file is much smaller)' % (real, limit)
+            return None, ReadProblem('%s is larger than %d bytes: not read (a real file is much smaller)'
+                                     % (real, limit))
         return b''.join(chunks), None
     except (IOError, OSError) as exc:
-        return None, 'cannot read %s: %s' % (real, getattr(exc, 'strerror', None) or exc)
+        return None, ReadProblem('cannot read %s: %s' % (real, getattr(exc, 'strerror', None) or exc))
     finally:
         os.close(fd)
 
@@ -700,7 +621,7 @@ def classify(compatible, model=None, boot_control=None, mem_total_mb=None):
 
 
 # --------------------------------------------------------------------------------------------
-# Runtime and speculation rules (speculative-decoding-rules.md)
+# Runtime and speculation rules (the tables are in _devices.py; docs/decision-rules.md)
 # --------------------------------------------------------------------------------------------
 
 def runtime_requirements(generation, l4t_major=None, is_jetson=True):
@@ -871,13 +792,17 @@ def gather(root='/', run_command=None, run_nvpmodel=True, which=None):
     Raises JetsonFactsError when root does not exist or is not a directory.
     """
     if not isinstance(root, str) or not root:
-        raise JetsonFactsError('root must be a directory path, got %r' % (root,))
+        raise JetsonFactsError('root must be a directory path, got %s' % show_path(root))
+    if '\0' in root or len(root) > MAX_ROOT_CHARS:
+        raise JetsonFactsError('root %s is not a usable path (a NUL character, or longer than %d characters): give '
+                               'the directory holding the target filesystem ("/" for the running system)'
+                               % (show_path(root), MAX_ROOT_CHARS))
     if not os.path.exists(root):
         raise JetsonFactsError('root %s does not exist: give the directory holding the target filesystem '
-                               '("/" for the running system)' % root)
+                               '("/" for the running system)' % show_path(root))
     if not os.path.isdir(root):
         raise JetsonFactsError('root %s is not a directory: give the directory holding the target filesystem '
-                               '("/" for the running system)' % root)
+                               '("/" for the running system)' % show_path(root))
     warnings = []
     alerts = []
 
@@ -969,6 +894,10 @@ def gather(root='/', run_command=None, run_nvpmodel=True, which=None):
     facts['vllm_runtime'] = runtime
     facts['speculation'] = speculation_support(ident['generation'], ident['product_line'],
                                                is_jetson=ident['is_jetson'])
+    for problem in warnings:
+        if isinstance(problem, ReadProblem) and problem not in alerts:
+            alerts.append(str(problem))
+    facts['warnings'] = [str(w) for w in warnings]
     return facts, alerts
 
 

@@ -344,7 +344,8 @@ def plan(jetson, target_model, expected_concurrency, baseline_gpu_memory_utiliza
     draft_mb, draft_source = _draft_size(d, chosen, model, draft_size_mb, measure_path)
     new_gmu = _memory_rule(d, chosen, baseline, free_memory_mb, draft_mb, facts, opts)
     if step and step['gpu_memory_utilization'] is not None:
-        new_gmu = step['gpu_memory_utilization']
+        new_gmu = step['gpu_memory_utilization']  # the start-up step's value replaces the first attempt's
+        d.grounds = [g for g in d.grounds if not g.startswith('gpu_memory_utilization lowered from')]
 
     # ---- speculative_config (validated even when refused: bad input is an error) ----------
     extra = validate_extra_config(extra_config, chosen or method, version, k, tensor_parallel_size)
@@ -421,6 +422,11 @@ def _next_step(d, previous, baseline, smaller_draft_model, opts):
     step, floor = opts['gpu_memory_utilization_step'], opts['min_gpu_memory_utilization']
     if failure == 'oom':
         failed_gmu, failed_model = previous['gpu_memory_utilization'], previous['model']
+        if failed_gmu > baseline + EPSILON:
+            raise SpeculativeInputError('previous_attempt.gpu_memory_utilization %s is above the baseline %s: a '
+                                        'speculative attempt always runs below the baseline; pass the value the '
+                                        'failed attempt used (the gpu_memory_utilization this module returned).'
+                                        % (show(failed_gmu), show(baseline)))
         first = round(baseline - step, 2)
         lowered = round(failed_gmu - step, 2)
         if failed_gmu >= first - EPSILON and lowered >= floor - EPSILON:
@@ -681,11 +687,12 @@ def _runtime_rule(d, facts, version, image, method):
         if rule['assumed']:
             d.warn(_devices.UNKNOWN_L4T_ON_ORIN + '.')
         if kind == 'upstream' and rule['assumed']:
-            d.warn('runtime_image %s is the upstream image, which only an Orin on L4T r39+ runs: check the L4T '
-                   'release.' % image)
+            d.warn('runtime_image %s is the upstream image, which only an Orin on L4T r%s+ runs: check the L4T '
+                   'release.' % (image, _devices.ORIN_UPSTREAM_L4T_MAJOR))
         elif kind == 'upstream':
-            d.refuse('runtime', 'Orin on L4T %s (before r39) uses the NVIDIA-AI-IOT vLLM image matching its JetPack '
-                     '(%s), not the upstream image %s.' % (release, _devices.ORIN_IMAGE, image),
+            d.refuse('runtime', 'Orin on L4T %s (before r%s) uses the NVIDIA-AI-IOT vLLM image matching its JetPack '
+                     '(%s), not the upstream image %s.'
+                     % (release, _devices.ORIN_UPSTREAM_L4T_MAJOR, _devices.ORIN_IMAGE, image),
                      ['change_runtime', 'no_speculation'])
         elif image is None:
             d.warn('runtime_image not given: on Orin L4T %s the baseline recipe uses %s; make sure the baseline '

@@ -14,11 +14,31 @@ __metaclass__ = type
 import math
 import re
 
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _devices
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._version import compare_versions, parse_version_strict
 
 
+_LONG_WORD = re.compile(r'\S{%d,}' % 160)
+MAX_MESSAGE_CHARS = 2000
+
+
+def _shorten(match):
+    word = match.group(0)
+    return '%s... (%d characters)' % (word[:80], len(word))
+
+
 class SpeculativeInputError(ValueError):
-    """Invalid input: the caller must fix it (modules report it with fail_json)."""
+    """Invalid input: the caller must fix it (modules report it with fail_json).
+
+    Echoed values are kept short: any run of 160+ non-space characters is cut to 80, and the
+    whole message to MAX_MESSAGE_CHARS, so a 10 000-character value is never repeated whole.
+    """
+
+    def __init__(self, message):
+        message = _LONG_WORD.sub(_shorten, message)
+        if len(message) > MAX_MESSAGE_CHARS:
+            message = message[:MAX_MESSAGE_CHARS] + '... (message cut)'
+        super(SpeculativeInputError, self).__init__(message)
 
 
 # Floating-point comparisons at the documented boundaries (e.g. 100 -> 130 tok/s is exactly a
@@ -27,6 +47,8 @@ class SpeculativeInputError(ValueError):
 EPSILON = 1e-9
 
 UPSTREAM_IMAGE_EXAMPLE = 'vllm/vllm-openai:v0.20.1'
+MAX_MODEL_REF_CHARS = 1024   # a Hugging Face id is at most 193 characters; a path gets room to spare
+MAX_IMAGE_REF_CHARS = 512    # registry/repository (255) + tag (128) + digest (71), rounded up
 
 
 # --------------------------------------------------------------------------------------------
@@ -130,6 +152,9 @@ def check_model_ref(name, value, optional=False):
                                     % (name, value))
     if value == '':
         raise SpeculativeInputError('%s is empty. %s' % (name, _MODEL_ID_HELP))
+    if len(value) > MAX_MODEL_REF_CHARS:
+        raise SpeculativeInputError('%s %s is %d characters long; at most %d are allowed. %s'
+                                    % (name, show(value), len(value), MAX_MODEL_REF_CHARS, _MODEL_ID_HELP))
     bad = _bad_char(value, 'A-Za-z0-9._+/-')
     if bad:
         raise SpeculativeInputError('%s %r contains %s. %s' % (name, value, bad, _MODEL_ID_HELP))
@@ -158,6 +183,10 @@ def check_image_ref(name, value, optional=True):
     if not isinstance(value, str) or value == '':
         raise SpeculativeInputError('%s must be a container image reference such as %s, got %r.'
                                     % (name, UPSTREAM_IMAGE_EXAMPLE, value))
+    if len(value) > MAX_IMAGE_REF_CHARS:
+        raise SpeculativeInputError('%s %s is %d characters long; a container image reference has at most %d '
+                                    '(e.g. %s).' % (name, show(value), len(value), MAX_IMAGE_REF_CHARS,
+                                                    UPSTREAM_IMAGE_EXAMPLE))
     bad = _bad_char(value, 'A-Za-z0-9._/:@-')
     if bad or not re.match(r'^[A-Za-z0-9]', value):
         detail = '; it contains ' + bad if bad else ''
@@ -166,19 +195,23 @@ def check_image_ref(name, value, optional=True):
     return value
 
 
+_MINIMUMS = '%s on Thor and on Orin r%s+, %s for draft_model' % (
+    _devices.vstr(_devices.UPSTREAM_MIN_VLLM), _devices.ORIN_UPSTREAM_L4T_MAJOR, _devices.vstr(_devices.MIN_VLLM_DRAFT_MODEL))
+
+
 def check_vllm_version(value):
     """Return (version tuple or None, warnings). None/''/'unknown'/unparseable -> unknown + warning."""
     if value is None:
-        return None, ['vLLM version unknown (vllm_version not given): the runtime minimums (0.20 on Thor and on Orin '
-                      'r39+, 0.15 for draft_model) cannot be checked; read it from GET /version and plan again.']
+        return None, ['vLLM version unknown (vllm_version not given): the runtime minimums (%s) cannot be checked; '
+                      'read it from GET /version and plan again.' % _MINIMUMS]
     if not isinstance(value, str):
         raise SpeculativeInputError(
             "vllm_version must be a string such as '0.20.1' (quote it: YAML reads 0.20 as the number 0.2), got %r (%s)."
             % (value, type(value).__name__))
     text = value.strip()
     if text == '' or text.lower() == 'unknown':
-        return None, ['vLLM version unknown (%r): the runtime minimums (0.20 on Thor and on Orin r39+, 0.15 for '
-                      'draft_model) cannot be checked; read it from GET /version and plan again.' % value]
+        return None, ['vLLM version unknown (%r): the runtime minimums (%s) cannot be checked; read it from GET '
+                      '/version and plan again.' % (value, _MINIMUMS)]
     if not re.match(r'^[vV]?\d+\.\d+', text):
         return None, ['vLLM version %s is not a version number such as 0.20.1: treated as unknown, so the runtime '
                       'minimums cannot be checked.' % show(value)]

@@ -14,12 +14,13 @@ __metaclass__ = type
 import json
 import re
 
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _devices
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import (
     SpeculativeInputError, _at_least, _is_int, _vstr, check_int)
 
-# vLLM version facts.
-MIN_VLLM_SPECULATIVE_CONFIG = (0, 10)   # the JSON --speculative-config form and EAGLE-3
-MIN_VLLM_DRAFT_MODEL = (0, 15)          # draft_model rejected at startup up to 0.14.x
+# vLLM version minimums (the runtime rule's table is _devices).
+MIN_VLLM_SPECULATIVE_CONFIG = _devices.MIN_VLLM_SPECULATIVE_CONFIG
+MIN_VLLM_DRAFT_MODEL = _devices.MIN_VLLM_DRAFT_MODEL
 
 # SpeculativeConfig keys: valid in every version this collection supports, and the ones added
 # later (key -> first vLLM version that accepts it).

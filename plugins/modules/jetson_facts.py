@@ -17,7 +17,9 @@ description:
     decoding methods its family supports.
   - The module is classified from the device-tree C(compatible) module part number and chip (C(tegra264), C(tegra234), C(tegra194)).
     The model string is only a label and a last resort (custom carrier boards report arbitrary names).
-    Thor T5000 and T4000 are told apart by part number, then C(/etc/nv_boot_control.conf), then MemTotal.
+    Thor T5000 and T4000 are told apart by part number and C(/etc/nv_boot_control.conf) (boot control wins when they disagree,
+    as in NVIDIA's detect_jetson.sh, with a warning), then the model string (C(T5000), C(T4000)), then MemTotal. AGX Orin
+    Industrial is also read from the model string when the part number does not tell.
   - The L4T release comes from the first line of C(/etc/nv_tegra_release), else from the C(nvidia-l4t-core) package in the dpkg status
     file. JetPack and CUDA come from a release table; releases the table does not know are reported as C(unknown), never an error.
   - The power mode comes from C(nvpmodel -q) when O(root) is C(/) and C(nvpmodel) is on E(PATH), otherwise from
@@ -35,6 +37,9 @@ options:
       - Symbolic links are resolved inside O(root); an absolute link target is taken relative to O(root).
       - Commands (C(nvpmodel)) only run when O(root) is C(/).
       - The module fails when O(root) does not exist or is not a directory. A directory without Jetson files is a non-Jetson host.
+      - Only regular files are read, up to a size limit (4096 bytes for device-tree files, 64 KiB for other text files, 64 MiB
+        for the dpkg status file). A FIFO, device node, socket or directory where a file is expected, or a larger file, is not
+        read; the fact is then unknown and a warning names the file.
     type: path
     default: /
   run_nvpmodel:
@@ -43,22 +48,13 @@ options:
       - When false, or when the command fails, the power mode is read from C(/var/lib/nvpmodel/status) and C(/etc/nvpmodel.conf).
     type: bool
     default: true
-attributes:
-  check_mode:
-    support: full
-    description: The module only reads files and runs C(nvpmodel -q); it behaves identically in check mode.
-  diff_mode:
-    support: none
-    description: Nothing is changed, so there is nothing to diff.
-  facts:
-    support: full
-    description: Sets C(ansible_facts.jetson).
-  idempotent:
-    support: full
-    description: Never reports a change.
+extends_documentation_fragment:
+  - jetson_llm.vllm._attributes
+  - jetson_llm.vllm._attributes.facts
 notes:
   - The classification rules, precedence and the release table are described in C(docs/jetson_facts.md) of the collection.
-  - Warnings an operator must act on (power mode not MAXN, unreadable release file) are also emitted as Ansible warnings;
+  - Warnings an operator must act on (power mode not MAXN, unreadable release file, a file under O(root) that is not a
+    regular file or is too large, boot control disagreeing with the part number) are also emitted as Ansible warnings;
     every other remark stays in RV(ansible_facts.jetson.warnings).
 seealso:
   - name: NVIDIA Jetson Linux (L4T) release notes
@@ -348,7 +344,8 @@ def main():
         facts, alerts = gather(root=module.params['root'], run_command=run_command,
                                run_nvpmodel=module.params['run_nvpmodel'], which=module.get_bin_path)
     except JetsonFactsError as exc:
-        module.fail_json(msg=str(exc), root=module.params['root'])
+        root = module.params['root']
+        module.fail_json(msg=str(exc), root=root if len(root) <= 1024 else root[:1024] + '...')
 
     for alert in alerts:
         module.warn(alert)

@@ -191,9 +191,8 @@ options:
   gpu_memory_utilization_ceiling:
     description:
       - The ceiling memory tuning pushes C(--gpu-memory-utilization) to (vLLM's own default is 0.9).
-      - A baseline within one O(gpu_memory_utilization_step) of it, or above it, is "near the ceiling":
-        speculation is then enabled only when the measured free memory leaves O(min_free_memory_after_draft_mb)
-        after the draft.
+      - A baseline within one O(gpu_memory_utilization_step) of it, or above it, is near the ceiling; speculation is
+        then enabled only when the measured free memory leaves O(min_free_memory_after_draft_mb) after the draft.
     type: float
     default: 0.9
   min_free_memory_after_draft_mb:
@@ -215,7 +214,7 @@ options:
     description:
       - Refuse when the baseline's C(ttft_ms_p50) is more than this share of its C(e2e_latency_ms_p50) at
         concurrency 1 (above 0, at most 1).
-      - "The default 0.5 reads "TTFT dominates" literally: more than half of the latency is time to first token,
+      - "The default 0.5 reads 'TTFT dominates' literally: more than half of the latency is time to first token,
         which speculation does not shorten. With the benchmark's default workload (2048 tokens in, 128 out) TTFT is
         well under half on Thor and AGX Orin, so only prefill-bound workloads are refused."
     type: float

@@ -29,7 +29,9 @@ description:
     required.
   - "Errors, not verdicts (the task fails): workloads that differ (C(config) input_len, output_len, num_prompts,
     dataset, prompt_set_id, concurrency, ignore_eos, temperature), a run with failed requests, a missing or null
-    metric the decision needs, an empty result."
+    metric the decision needs, an empty result; a concurrency list that is not integers >= 1; a NaN or infinite
+    workload setting; a throughput or TPOT that is not a positive finite number (0, negative, subnormal such as
+    1e-320); a change that is not a finite number."
   - The recommendation uses the candidate's concurrency-1 C(spec_decode.acceptance_rate) (null when unknown).
   - Every rule, with its default and its test, is listed in C(docs/decision-rules.md).
 author:

@@ -504,6 +504,14 @@ EXPECTED = {
                    62650, 58011, 'MAXN', 0, True, 'upstream', True, True, 5, False),
     'thor-boot-control': (True, 'thor', 'thor-agx', 'thor-t5000', 'nv_boot_control', '38.2.0', 'nv_tegra_release', '7.0',
                           '13.0', 125772, 120300, 'MAXN', 0, True, 'upstream', True, True, 5, False),
+    'thor-t4000-model': (True, 'thor', 'thor-agx', 'thor-t4000', 'model-string', '38.4.0', 'nv_tegra_release', '7.1',
+                         '13.0', 62650, 57800, 'MAXN', 0, True, 'upstream', True, True, 5, False),
+    'thor-boot-control-conflict': (True, 'thor', 'thor-agx', 'thor-t4000', 'nv_boot_control', '38.4.0',
+                                   'nv_tegra_release', '7.1', '13.0', 62650, 58011, 'MAXN', 0, True, 'upstream', True,
+                                   True, 5, False),
+    'orin-agx-industrial-model': (True, 'orin', 'orin-agx', 'orin-agx-industrial', 'model-string', '36.4.4',
+                                  'nv_tegra_release', '6.2.1', '12.6', 62802, 57990, 'MAXN', 0, True, 'nvidia-ai-iot',
+                                  True, True, 3, False),
     'thor-memory': (True, 'thor', 'thor-agx', 'thor-t5000', 'memtotal', '38.4.0', 'nv_tegra_release', '7.1', '13.0',
                     125772, 121000, '120W', 1, False, 'upstream', True, True, 5, False),
     'orin-agx-64gb': (True, 'orin', 'orin-agx', 'orin-agx-64gb', 'compatible-part', '36.4.4', 'nv_tegra_release', '6.2.1',
@@ -890,7 +898,7 @@ def test_fifo_under_root_is_skipped_not_read(tmp_path, rel):
             'from ansible_collections.jetson_llm.vllm.plugins.module_utils import _jetson as J\n'
             'facts = J.gather_facts(%r, run_nvpmodel=False)\n'
             'print("\\n".join(facts["warnings"]))\n' % (sys.path, str(tmp_path)))
-    proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=10)
+    proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=10, check=False)
     assert proc.returncode == 0, proc.stderr
     assert 'is not a regular file (a FIFO)' in proc.stdout and rel in proc.stdout
 
@@ -918,3 +926,18 @@ def test_model_string_is_truncated(tmp_path):
     write(tmp_path, 'proc/device-tree/model', b'NVIDIA Jetson AGX Orin ' + b'B' * 3000 + b'\0')
     facts = J.gather_facts(str(tmp_path), run_nvpmodel=False)
     assert len(facts['model']) == J.MAX_MODEL_CHARS
+
+
+def test_boot_control_part_number_conflict_is_an_alert():
+    facts, alerts = J.gather(fixture('thor-boot-control-conflict'), run_nvpmodel=False)
+    assert facts['variant'] == 'thor-t4000' and facts['sku'] == 'Jetson AGX Thor T4000'
+    conflict = [w for w in facts['warnings'] if 'p3834-0008 says thor-t5000' in w]
+    assert len(conflict) == 1 and 'nv_boot_control.conf wins' in conflict[0] and conflict[0] in alerts
+
+
+@pytest.mark.parametrize('root, words', [('/' + 'x' * 10000, 'longer than 4096 characters'),
+                                         ('/tmp/a\0b', 'a NUL character')])
+def test_unusable_root_fails_with_a_short_message(root, words):
+    with pytest.raises(J.JetsonFactsError) as err:
+        J.gather(root)
+    assert words in str(err.value) and len(str(err.value)) < 1300

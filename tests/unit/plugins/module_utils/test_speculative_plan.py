@@ -1,10 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, jetson_llm.vllm maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Unit tests for the speculative_plan rules (plugins/module_utils/_speculative.py: plan).
+"""Unit tests for the speculative_plan rules (plugins/module_utils/_plan.py: plan).
 
-One test (or one table) per rule of speculative-decoding-rules.md and per version fact of
-vllm-speculative-config.md; docs/decision-rules.md points at these test names.
+One test (or one table) per rule of the speculative-decoding specification and per vLLM version fact;
+docs/decision-rules.md points at these test names.
 """
 
 from __future__ import (absolute_import, division, print_function)
@@ -29,7 +29,7 @@ LLAMA = 'meta-llama/Llama-3.1-8B-Instruct'
 LLAMA_HEAD = 'yuhuili/EAGLE3-LLaMA3.1-Instruct-8B'
 UNLISTED = 'acme/unlisted-7b'
 
-# ansible_facts.jetson as jetson_facts reports it (schema in the shared interfaces), per device.
+# ansible_facts.jetson as jetson_facts reports it (schema: the RETURN doc of plugins/modules/jetson_facts.py), per device.
 _BASE_FACTS = {
     'is_jetson': True, 'reason': None, 'soc': None, 'super_mode': False, 'model': None, 'compatible': [],
     'l4t': {'version': None, 'major': None, 'minor': None, 'patch': None, 'source': 'nv_tegra_release'},
@@ -1083,6 +1083,7 @@ def test_startup_other_failures_refuse_with_a_handoff(failure):
     ({'failure': 'oom', 'gpu_memory_utilization': float('nan')}, 'must be a finite number'),
     ({'failure': 'oom', 'gpu_memory_utilization': 0.7, 'model': 'a b'}, 'previous_attempt.model'),
     ({'failure': 'oom', 'gpu_memory_utilization': 0.7, 'retries': 2}, 'unknown keys'),
+    ({'failure': 'oom', 'gpu_memory_utilization': 0.9}, 'is above the baseline 0.75'),
 ])
 def test_startup_previous_attempt_validated(attempt, words):
     with pytest.raises(SpeculativeInputError, match=words):
@@ -1112,3 +1113,19 @@ def test_draft_size_measured_for_a_local_path(tmp_path):
     result = run(draft_size_mb=None, method='draft_model', draft_model=str(tmp_path), measure_path=weights_size_mb)
     assert result['draft_size_mb'] == 4 and result['draft_size_source'] == 'weights'
     assert weights_size_mb(str(tmp_path / 'missing')) is None
+
+
+@pytest.mark.parametrize('kwargs', [dict(target_model='acme/' + 'x' * 10000), dict(runtime_image='img:' + 'y' * 10000),
+                                    dict(jetson=list(range(5000))), dict(extra_config={'k' * 10000: 1})])
+def test_long_values_are_never_echoed_whole(kwargs):
+    with pytest.raises(SpeculativeInputError) as err:
+        run(**kwargs)
+    text = str(err.value)
+    assert len(text) <= S.SpeculativeInputError.__init__.__globals__['MAX_MESSAGE_CHARS'] + 20
+    assert 'x' * 200 not in text and 'y' * 200 not in text and 'k' * 200 not in text
+
+
+def test_startup_step_reasons_name_only_the_value_used():
+    result = run(previous_attempt=oom(0.70))
+    assert not any(r.startswith('gpu_memory_utilization lowered from 0.75 to 0.70') for r in result['reasons'])
+    assert any('next, one step lower, 0.65' in r for r in result['reasons'])

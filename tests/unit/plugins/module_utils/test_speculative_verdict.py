@@ -1,10 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, jetson_llm.vllm maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Unit tests for the speculative_verdict rules (plugins/module_utils/_speculative.py: verdict).
+"""Unit tests for the speculative_verdict rules (plugins/module_utils/_verdict.py: verdict).
 
-The benchmark dictionaries follow the vllm_benchmark result contract (shared interfaces);
-docs/decision-rules.md points at these test names.
+The benchmark dictionaries follow the vllm_benchmark result contract (the RETURN doc of
+plugins/modules/vllm_benchmark.py); docs/decision-rules.md points at these test names.
 """
 
 from __future__ import (absolute_import, division, print_function)

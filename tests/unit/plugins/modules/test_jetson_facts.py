@@ -154,7 +154,10 @@ def test_documentation_matches_argument_spec():
     doc = yaml.safe_load(jetson_facts.DOCUMENTATION)
     assert sorted(doc['options']) == ['root', 'run_nvpmodel']
     assert doc['options']['root']['default'] == '/'
-    assert doc['attributes']['check_mode']['support'] == 'full'
+    assert doc['extends_documentation_fragment'] == ['jetson_llm.vllm._attributes', 'jetson_llm.vllm._attributes.facts']
+    from ansible_collections.jetson_llm.vllm.plugins.doc_fragments._attributes import ModuleDocFragment
+    attributes = yaml.safe_load(ModuleDocFragment.FACTS)['attributes']
+    assert attributes['check_mode']['support'] == 'full' and attributes['facts']['support'] == 'full'
     ret = yaml.safe_load(jetson_facts.RETURN)
     documented = set(ret['ansible_facts']['contains']['jetson']['contains'])
     assert documented == set(_jetson.gather_facts(os.path.join(FIXTURES, 'thor-t5000')))
