@@ -19,10 +19,18 @@ description:
     with the line that proves it - V(config_rejected) (vLLM refused C(--speculative-config)), V(oom) (KV cache or
     CUDA memory), V(engine_init), else V(crash_loop), V(early_exit) or V(timeout).
   - Reads only; it never starts, stops or changes anything.
-author: jetson_llm.vllm maintainers
+author:
+  - jetson_llm.vllm maintainers (@jetson-llm)
 extends_documentation_fragment:
   - jetson_llm.vllm.endpoint
+  - jetson_llm.vllm._attributes
 options:
+  request_timeout:
+    description:
+      - Seconds each look at the server may take (connecting and each answer); a look that takes longer counts as
+        not healthy yet and the next look follows.
+    type: float
+    default: 10
   model:
     description: The served model name that C(/v1/models) must list. Empty accepts any.
     type: str
@@ -65,9 +73,16 @@ options:
 attributes:
   check_mode:
     support: full
-    description: Reads only; runs the same in check mode.
+    details:
+      - The module only reads; it waits the same way in check mode.
   diff_mode:
     support: none
+    details:
+      - Nothing is changed, so there is nothing to diff.
+  idempotent:
+    support: full
+    details:
+      - Never reports a change.
 notes:
   - Only the Python standard library is needed on the target.
 '''
@@ -140,6 +155,7 @@ polls:
   type: int
 '''
 
+import json
 import math
 import time
 
@@ -159,9 +175,10 @@ class _Manager(object):
     """The service manager seen through its command-line tools (vllm_service_info's runner: no shell, bounded time)."""
 
     def __init__(self, module, name, manager, project_src, since):
-        self.runner = Runner(lambda argv: module.run_command(argv, environ_update={'LC_ALL': 'C', 'SYSTEMD_PAGER': ''},
-                                                            expand_user_and_vars=False),
-                             lambda cmd: module.get_bin_path(cmd))
+        def run(argv):
+            return module.run_command(argv, environ_update={'LC_ALL': 'C', 'SYSTEMD_PAGER': ''},
+                                      expand_user_and_vars=False)
+        self.runner = Runner(run, module.get_bin_path)
         self.name = name
         self.manager = manager
         self.project_src = project_src

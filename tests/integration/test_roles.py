@@ -215,6 +215,37 @@ def test_serve_role_second_run_changes_nothing(fleet):
     assert fleet.main_pid("orin-reject") == pid
 
 
+# --- bad variables ---------------------------------------------------------------------------------
+BAD_VARIABLES = [
+    ({"vllm_model": "/models/x\nExecStartPre=/bin/rm -rf /"}, "vllm_model"),
+    ({"vllm_gpu_memory_utilization": "nan"}, "vllm_gpu_memory_utilization"),
+    ({"vllm_gpu_memory_utilization": "inf"}, "vllm_gpu_memory_utilization"),
+    ({"vllm_port": 70000}, "vllm_port"),
+    ({"vllm_hf_token": HF_TOKEN + "\n"}, "vllm_hf_token"),
+    ({"vllm_extra_args": ["--x", "100%\r\n"]}, "control character"),
+    ({"jetson_spec_expected_concurrency": 0}, "jetson_spec_expected_concurrency"),
+    ({"jetson_spec_guard_timeout": 10}, "jetson_spec_guard_timeout"),
+    ({"jetson_spec_drop_caches": "maybe"}, "jetson_spec_drop_caches"),
+    ({"jetson_spec_method": "medusa"}, "jetson_spec_method"),
+    ({"jetson_spec_num_speculative_tokens": 1000000000}, "num_speculative_tokens"),
+]
+
+
+def test_bad_variables_fail_before_anything_changes(fleet):
+    unit_before = fleet.read("thor-faults", UNIT)
+    pid = fleet.main_pid("thor-faults")
+    for extra, words in BAD_VARIABLES:
+        _rc, out = fleet.play("thor-faults", extra={"jetson_spec_draft_model": str(MODELS / "draft-perfect"),
+                                                    "jetson_spec_fact_file": "/etc/ansible/facts.d/bad.fact", **extra},
+                              expect_rc=2)
+        assert words in out, f"{extra}: the failure does not name {words!r}:\n{out[-3000:]}"
+        assert "Traceback" not in out
+        assert recap(out, "thor-faults")["changed"] == 0, f"{extra}: something changed"
+        assert fleet.read("thor-faults", UNIT) == unit_before
+        assert fleet.main_pid("thor-faults") == pid
+        assert not fleet.hosts["thor-faults"].path("/etc/ansible/facts.d/bad.fact").exists()
+
+
 # --- accept ------------------------------------------------------------------------------------------
 def test_accept_enables_speculation_and_records_it(fleet):
     baseline_unit = fleet.read("thor-accept", UNIT)
