@@ -7,8 +7,8 @@ Nothing here touches the network: option validation, the SSE parser and per-requ
 timing record, vLLM's metric definitions, Prometheus parsing and speculative-decoding
 deltas, workload (prompt) generation over an injected tokenizer, and result assembly.
 
-The definitions follow vLLM's own ``vllm bench serve`` (vllm/benchmarks/serve.py and
-vllm/benchmarks/lib/endpoint_request_func.py, v0.32):
+The definitions follow vLLM's own ``vllm bench serve`` (files vllm/benchmarks/serve.py and
+vllm/benchmarks/lib/endpoint_request_func.py of the vLLM repository, v0.32, not of this one):
 
 * TTFT: time from just before the POST to the first SSE ``data:`` message with choices.
 * ITL: time between consecutive messages with choices (per chunk, not per token).
@@ -463,7 +463,7 @@ def _unescape(value):
 def parse_prometheus(text):
     """Parse Prometheus text exposition into {name: [(labels dict, float value)]}.
 
-    Comments and unparsable lines are skipped.
+    Comments, unparsable lines and non-finite values (NaN, +Inf) are skipped.
     """
     samples = {}
     for line in text.splitlines():
@@ -477,6 +477,8 @@ def parse_prometheus(text):
         try:
             number = float(value)
         except ValueError:
+            continue
+        if not math.isfinite(number):  # vLLM's counters and gauges are finite; NaN/Inf would reach the result
             continue
         labels = {}
         if label_text:

@@ -179,16 +179,23 @@ class Endpoint:
         payload = None if body is None else json.dumps(body, allow_nan=False).encode('utf-8')
         deadline_at = time.perf_counter() + self.deadline
         try:
-            if own:
-                conn = self.connect(deadline_at)
-            self.arm(conn, deadline_at)
-            conn.request(method, path, body=payload, headers=self.headers(json_body=payload is not None))
-            self.arm(conn, deadline_at)
-            resp = conn.getresponse()
-            data = self.read_body(resp, conn, deadline_at)
-            if not own:
-                conn.sock.settimeout(self.timeout)
-            return resp.status, data
+            for attempt in (0, 1):
+                if own:
+                    conn = self.connect(deadline_at)
+                self.arm(conn, deadline_at)
+                try:
+                    conn.request(method, path, body=payload, headers=self.headers(json_body=payload is not None))
+                    self.arm(conn, deadline_at)
+                    resp = conn.getresponse()
+                except STALE_ERRORS:
+                    if not own or attempt:
+                        raise
+                    conn.close()  # closed before it answered (an idle timeout racing a new connection): once more
+                    continue
+                data = self.read_body(resp, conn, deadline_at)
+                if not own:
+                    conn.sock.settimeout(self.timeout)
+                return resp.status, data
         except (OSError, httplib.HTTPException, DeadlineExceeded) as exc:
             if not own and conn is not None:
                 conn.close()

@@ -636,3 +636,10 @@ def test_render_never_writes_non_standard_json():
         bm.render({'x': float('inf')})
     with pytest.raises(ValueError):
         bm.render({'x': float('nan')})
+
+
+def test_parse_prometheus_skips_non_finite_values():
+    samples = bm.parse_prometheus('vllm:generation_tokens_total{engine="0"} NaN\n'
+                                  'vllm:generation_tokens_total{engine="1"} 5.0\n'
+                                  'vllm:spec_decode_num_drafts_total +Inf\n')
+    assert samples == {'vllm:generation_tokens_total': [({'engine': '1'}, 5.0)]}
