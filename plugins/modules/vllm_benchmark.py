@@ -448,7 +448,7 @@ from ansible.module_utils.common.text.converters import to_bytes, to_native
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._benchmark import (
     DATASETS, BenchmarkError, check_options, parse_prompts_jsonl, render)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._benchmark_runner import run_benchmark, summary_line
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._endpoint import endpoint_argument_spec, url_password
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._endpoint import cut, endpoint_argument_spec, url_password
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson import benchmark_identity, gather_facts
 
 #: Largest prompts_file read.
@@ -466,25 +466,26 @@ def _file_kind(mode):
 
 def _read_prompts(module, path):
     """The prompts of a regular, UTF-8, bounded prompts_file (never blocks on a FIFO or a device)."""
+    shown = cut(path, 200)
     try:
         info = os.stat(path)
         if not stat.S_ISREG(info.st_mode):
-            module.fail_json(msg='prompts_file %s is %s; give a regular JSONL file' % (path, _file_kind(info.st_mode)))
+            module.fail_json(msg='prompts_file %s is %s; give a regular JSONL file' % (shown, _file_kind(info.st_mode)))
         if info.st_size > PROMPTS_FILE_MAX_BYTES:
             module.fail_json(msg='prompts_file %s is %d bytes; at most %d bytes are read' % (
-                path, info.st_size, PROMPTS_FILE_MAX_BYTES))
+                shown, info.st_size, PROMPTS_FILE_MAX_BYTES))
         with open(path, 'rb') as handle:
             data = handle.read(PROMPTS_FILE_MAX_BYTES + 1)
     except (IOError, OSError) as exc:
-        module.fail_json(msg='Cannot read prompts_file %s: %s' % (path, to_native(exc.strerror or exc)))
+        module.fail_json(msg='Cannot read prompts_file %s: %s' % (shown, to_native(exc.strerror or exc)))
     if len(data) > PROMPTS_FILE_MAX_BYTES:
-        module.fail_json(msg='prompts_file %s is larger than %d bytes' % (path, PROMPTS_FILE_MAX_BYTES))
+        module.fail_json(msg='prompts_file %s is larger than %d bytes' % (shown, PROMPTS_FILE_MAX_BYTES))
     try:
         text = data.decode('utf-8')
     except UnicodeDecodeError as exc:
-        module.fail_json(msg='prompts_file %s is not UTF-8 text (%s)' % (path, to_native(exc)))
+        module.fail_json(msg='prompts_file %s is not UTF-8 text (%s)' % (shown, to_native(exc)))
     try:
-        return parse_prompts_jsonl(text, path)
+        return parse_prompts_jsonl(text, shown)
     except BenchmarkError as exc:
         module.fail_json(msg=to_native(exc))
 
@@ -496,31 +497,32 @@ def _check_output_file(module, path):
     created, then removed, in the directory that will hold the file (or the nearest existing parent
     that will hold the missing directories).
     """
+    shown = cut(path, 200)
     if os.path.lexists(path):
         info = os.stat(path) if os.path.exists(path) else None
         if info is None:
-            module.fail_json(msg='output_file %s is a dangling symbolic link; remove it or give another path' % (path,))
+            module.fail_json(msg='output_file %s is a dangling symbolic link; remove it or give another path' % (shown,))
         if stat.S_ISDIR(info.st_mode):
             module.fail_json(msg='output_file %s is a directory; give a file path such as %s/benchmark.json'
-                                 % (path, path.rstrip('/')))
+                                 % (shown, shown.rstrip('/')))
         if not stat.S_ISREG(info.st_mode):
-            module.fail_json(msg='output_file %s is %s, not a regular file; give a file path' % (path, _file_kind(info.st_mode)))
+            module.fail_json(msg='output_file %s is %s, not a regular file; give a file path' % (shown, _file_kind(info.st_mode)))
     parent = os.path.dirname(os.path.abspath(path)) or '/'
     existing = parent
     while not os.path.exists(existing):
         existing = os.path.dirname(existing)
     if not os.path.isdir(existing):
-        module.fail_json(msg='output_file %s cannot be created: %s is not a directory' % (path, existing))
+        module.fail_json(msg='output_file %s cannot be created: %s is not a directory' % (shown, existing))
     try:
         fd, probe = tempfile.mkstemp(prefix='.vllm_benchmark.probe.', dir=existing)
     except (IOError, OSError) as exc:
         module.fail_json(msg='output_file %s cannot be written: creating a file in %s failed (%s); give a path on a '
-                             'writable filesystem' % (path, existing, to_native(exc.strerror or exc)))
+                             'writable filesystem' % (shown, existing, to_native(exc.strerror or exc)))
     try:
         os.write(fd, b'{}\n')
     except (IOError, OSError) as exc:
         module.fail_json(msg='output_file %s cannot be written: writing a file in %s failed (%s)'
-                             % (path, existing, to_native(exc.strerror or exc)))
+                             % (shown, existing, to_native(exc.strerror or exc)))
     finally:
         os.close(fd)
         os.unlink(probe)
@@ -614,7 +616,8 @@ def main():
         try:
             changed, diff = _write_output(module, params['output_file'], render(benchmark))
         except (IOError, OSError, ValueError) as exc:
-            module.fail_json(msg='Cannot write output_file %s: %s' % (params['output_file'], to_native(exc)), benchmark=benchmark)
+            module.fail_json(msg='Cannot write output_file %s: %s' % (cut(params['output_file'], 200), to_native(exc)),
+                             benchmark=benchmark)
         result['changed'] = changed
         if diff and module._diff:
             result['diff'] = diff
