@@ -199,9 +199,8 @@ class Endpoint:
         except (OSError, httplib.HTTPException, DeadlineExceeded) as exc:
             if not own and conn is not None:
                 conn.close()
-            raise EndpointError(self.scrub('%s %s%s failed: %s%s' % (method, self.base_url, path, describe_exception(exc),
-                                                                    timeout_hint(self, exc))),
-                                stale=not own and isinstance(exc, STALE_ERRORS))
+            message = '%s %s%s failed: %s%s' % (method, self.base_url, path, describe_exception(exc), timeout_hint(self, exc))
+            raise EndpointError(self.scrub(message), stale=not own and isinstance(exc, STALE_ERRORS))
         finally:
             if own and conn is not None:
                 conn.close()

@@ -23,7 +23,8 @@ description:
     output token; output tokens come from C(usage.completion_tokens); duration runs from just before the first measured request to the
     end of the last; throughput = output tokens / duration; percentiles use linear interpolation (numpy's default)."
   - Prompts are sized to O(input_len) tokens with the server's C(/tokenize) and C(/detokenize) endpoints (vLLM serves both). Without
-    them (either one missing or failing) lengths are approximate and a warning says so. The real prompt token counts (C(usage.prompt_tokens)) are always recorded.
+    them (either one missing or failing) lengths are approximate and a warning says so. The real prompt token counts
+    (C(usage.prompt_tokens)) are always recorded.
   - Never reports a number it did not measure. A metric without data is null, never 0.
   - The result is the JSON contract of NVIDIA's Jetson benchmark wrapper for vLLM (C(runtime), C(model), C(sku)... C(runs), C(warnings)),
     extended with more statistics, request counts, errors, speculative-decoding stats, the vLLM version and the Jetson identity
@@ -145,9 +146,9 @@ notes:
     are counted in RV(benchmark.runs[].failed) and excluded from every metric.
   - "The whole run is bounded: every HTTP exchange ends within O(request_deadline) seconds, and the module makes at most
     2 (C(/v1/models), C(/version)) + 60 (tokenizer probe) + 34 per prompt built (sizing with C(/tokenize) and C(/detokenize),
-    O(dataset=builtin) or O(dataset=random)) + 52 per level (C(/metrics) scrapes) exchanges one after the other, plus ceil((O(warmup_prompts) + O(num_prompts)) / c)
-    rounds of completions per level c. With the defaults against a healthy server this is a few minutes; the bound only matters
-    against a server that stalls."
+    O(dataset=builtin) or O(dataset=random)) + 52 per level (C(/metrics) scrapes) exchanges one after the other, plus
+    ceil((O(warmup_prompts) + O(num_prompts)) / c) rounds of completions per level c. With the defaults against a healthy
+    server this is a few minutes; the bound only matters against a server that stalls."
   - Every value echoed in a message is truncated to about 120 characters; the API key and any URL password are never shown.
   - Other tools name latencies differently. GuideLLM and NVIDIA AIPerf report an inter-token latency per token that matches vLLM's
     TPOT; their per-chunk figures match vLLM's ITL.
