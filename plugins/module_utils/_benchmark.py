@@ -643,8 +643,8 @@ def parse_prompts_jsonl(text, source):
             raise BenchmarkError('prompts_file %s line %d has no non-empty string "prompt"' % (source, number))
         out = obj.get('output_len')
         if out is not None and (isinstance(out, bool) or not isinstance(out, int) or out < 1):
-            raise BenchmarkError('prompts_file %s line %d: output_len must be an integer >= 1; got %s' % (source, number,
-                                                                                                            echo(out)))
+            raise BenchmarkError('prompts_file %s line %d: output_len must be an integer >= 1; got %s'
+                                 % (source, number, echo(out)))
         unknown = sorted(set(obj) - set(('prompt', 'output_len')))
         if unknown:
             raise BenchmarkError('prompts_file %s line %d has unknown keys %s; allowed: prompt, output_len'
