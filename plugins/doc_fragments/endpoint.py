@@ -7,27 +7,48 @@ __metaclass__ = type
 
 
 class ModuleDocFragment(object):
-    """How modules of this collection reach a vLLM OpenAI-compatible server."""
+    """How modules of this collection reach a vLLM OpenAI-compatible server.
+
+    The argument spec of these options is endpoint_argument_spec() in plugins/module_utils/_endpoint.py.
+    Modules using them are in the C(jetson_llm.vllm.vllm) action group (meta/runtime.yml), so a play can
+    set them once with C(module_defaults).
+    """
 
     DOCUMENTATION = r'''
 options:
   endpoint:
     description:
       - Root URL of the vLLM OpenAI-compatible server, as seen from the target (the module runs on the target).
-      - C(http) or C(https), a host and an optional port; no path (the module adds C(/v1/...), C(/metrics)...).
-      - HTTPS certificates are verified against the target's system CA store.
+      - C(http) or C(https), a host and an optional port; no path (the module adds C(/v1/...), C(/metrics)...), no query,
+        no credentials (give the key in O(api_key)); printable ASCII, at most 2048 characters.
+      - HTTPS certificates are verified against the target's system CA store. Redirects are not followed.
+      - A password written into the URL is refused and masked in every message.
     type: str
     default: http://127.0.0.1:8000
   api_key:
     description:
       - "The server's API key (C(vllm serve --api-key) or E(VLLM_API_KEY)), sent as C(Authorization: Bearer <key>)."
-      - Never logged and removed from error messages.
+      - Printable ASCII without leading or trailing spaces, at most 4096 characters. A key with a line break (a YAML C(|) block
+        adds a trailing newline), a control or a non-ASCII character is refused before any request, with a message saying
+        which character and where, never the key.
+      - Never logged and never shown in any message.
       - Leave unset for a server started without an API key.
     type: str
   request_timeout:
     description:
       - Seconds to wait for the server on each network operation of a request (connecting, the answer, each next chunk of a stream).
       - A request that stays silent longer fails with a message naming this timeout.
+      - A finite number greater than 0 and at most 3600.
     type: float
     default: 300
+  request_deadline:
+    description:
+      - "Seconds one whole HTTP exchange may take (one streamed completion, one C(/tokenize), C(/metrics) or C(/v1/models) call),
+        however the server trickles bytes. A server that keeps a stream open with SSE comments (C(: keep-alive)) or sends an endless
+        body fails the request when this deadline passes, so the module always returns."
+      - Unlike O(request_timeout), it is not reset by received bytes. Set it above the longest request you expect (O(output_len)
+        tokens at the slowest TPOT, plus TTFT under load).
+      - A finite number greater than 0 and at most 86400.
+    type: float
+    default: 1800
 '''

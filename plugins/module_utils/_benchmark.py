@@ -7,8 +7,8 @@ Nothing here touches the network: option validation, the SSE parser and per-requ
 timing record, vLLM's metric definitions, Prometheus parsing and speculative-decoding
 deltas, workload (prompt) generation over an injected tokenizer, and result assembly.
 
-The definitions follow vLLM's own ``vllm bench serve`` (vllm/benchmarks/serve.py and
-vllm/benchmarks/lib/endpoint_request_func.py, v0.32):
+The definitions follow vLLM's own ``vllm bench serve`` (files vllm/benchmarks/serve.py and
+vllm/benchmarks/lib/endpoint_request_func.py of the vLLM repository, v0.32, not of this one):
 
 * TTFT: time from just before the POST to the first SSE ``data:`` message with choices.
 * ITL: time between consecutive messages with choices (per chunk, not per token).
@@ -28,7 +28,8 @@ import json
 import math
 import re
 
-from urllib.parse import urlsplit
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._endpoint import (  # pylint: disable=unused-import
+    OptionError, check_endpoint_options, check_integer, check_number, cut, echo, normalise_endpoint)
 
 SKILL = 'jetson_llm.vllm.vllm_benchmark'
 DATASETS = ('builtin', 'random', 'file')
@@ -38,10 +39,9 @@ TOKENS_PER_WORD = 1.3
 MAX_ERRORS = 5
 #: Mean prompt length may differ from input_len by this fraction before we warn.
 PROMPT_LEN_TOLERANCE = 0.10
-SECRET_MASK = '********'
 
 
-class BenchmarkError(Exception):
+class BenchmarkError(OptionError):
     """An error whose message is a sentence for the operator (used for fail_json)."""
 
 
@@ -53,71 +53,70 @@ class StreamError(Exception):
 # Options
 # --------------------------------------------------------------------------------------------
 
-def normalise_endpoint(value):
-    """Return ``scheme://host[:port]`` for an endpoint URL, or raise BenchmarkError.
+#: Bounds of the counts (each is checked before anything is built or sent).
+LIMITS = {
+    'concurrency': (1, 256),        # requests in flight at one level
+    'concurrency_levels': (1, 16),  # levels in one run
+    'num_prompts': (1, 10000),
+    'warmup_prompts': (0, 1000),
+    'input_len': (1, 131072),       # tokens
+    'output_len': (1, 131072),      # tokens
+    'seed': (0, 2 ** 32 - 1),
+}
+#: Longest model id and container label accepted.
+NAME_MAX_CHARS = 512
 
-    Only http and https with a host and no path (other than "/"), query or fragment.
-    """
-    text = (value or '').strip()
-    try:
-        parts = urlsplit(text)
-        port = parts.port
-    except ValueError as exc:
-        raise BenchmarkError('endpoint %r is not a valid URL (%s); use e.g. http://127.0.0.1:8000' % (value, exc))
-    if parts.scheme not in ('http', 'https'):
-        raise BenchmarkError('endpoint %r must start with http:// or https:// (e.g. http://127.0.0.1:8000)' % (value,))
-    if not parts.hostname:
-        raise BenchmarkError('endpoint %r has no host; use e.g. http://127.0.0.1:8000' % (value,))
-    if parts.path not in ('', '/') or parts.query or parts.fragment:
-        raise BenchmarkError('endpoint %r must be the server root without a path (the module adds /v1/completions, '
-                             '/metrics...); use e.g. http://%s' % (value, parts.netloc))
-    if parts.username or parts.password:
-        raise BenchmarkError('endpoint %r must not carry credentials; give the key in api_key' % (value,))
-    host = parts.hostname
-    if ':' in host:
-        host = '[%s]' % host
-    base = '%s://%s' % (parts.scheme, host)
-    if port is not None:
-        base += ':%d' % port
-    return base
+
+def _check_int(p, name):
+    low, high = LIMITS[name]
+    p[name] = check_integer(name, p.get(name), low, high)
 
 
 def check_options(params):
     """Validate the module's options; return a normalised copy. Raises BenchmarkError.
 
-    ``params`` is the AnsibleModule params dict (types already converted by Ansible).
+    ``params`` is the AnsibleModule params dict (types already converted by Ansible). Every
+    count is bounded (LIMITS), every float must be finite, and messages show values truncated.
     """
     p = dict(params)
-    p['endpoint'] = normalise_endpoint(p.get('endpoint'))
-    conc = p.get('concurrency')
-    if not conc:
-        raise BenchmarkError('concurrency must be a non-empty list of positive integers, e.g. [1, 8]; got %r' % (conc,))
-    seen = set()
-    for c in conc:
-        if isinstance(c, bool) or not isinstance(c, int) or c < 1:
-            raise BenchmarkError('concurrency must hold positive integers only; %r is not allowed (got %r)' % (c, conc))
-        if c in seen:
-            raise BenchmarkError('concurrency lists %d twice (%r); give each level once' % (c, conc))
-        seen.add(c)
-    for name, minimum in (('num_prompts', 1), ('input_len', 1), ('output_len', 1), ('warmup_prompts', 0)):
-        val = p.get(name)
-        if val is None or val < minimum:
-            raise BenchmarkError('%s must be an integer >= %d; got %r' % (name, minimum, val))
-    if p.get('temperature') is not None and (p['temperature'] < 0 or math.isnan(p['temperature'])):
-        raise BenchmarkError('temperature must be >= 0 (0 = greedy) or unset for the server default; got %r' % (p['temperature'],))
-    if p.get('request_timeout') is None or not p['request_timeout'] > 0:
-        raise BenchmarkError('request_timeout must be a number of seconds > 0; got %r' % (p.get('request_timeout'),))
-    ratio = p.get('max_failed_ratio')
-    if ratio is None or not 0 <= ratio <= 1:
-        raise BenchmarkError('max_failed_ratio must be between 0 and 1 (0 = any failed request fails the module); got %r' % (ratio,))
+    try:
+        p.update(check_endpoint_options(p))
+        conc = p.get('concurrency')
+        low, high = LIMITS['concurrency_levels']
+        if not isinstance(conc, list) or not low <= len(conc) <= high:
+            raise BenchmarkError('concurrency must be a list of %d to %d positive integers, e.g. [1, 8]; got %s'
+                                 % (low, high, echo(conc)))
+        seen = set()
+        low, high = LIMITS['concurrency']
+        for c in conc:
+            if isinstance(c, bool) or not isinstance(c, int) or not low <= c <= high:
+                raise BenchmarkError('concurrency must hold integers from %d to %d only; %s is not allowed (got %s)'
+                                     % (low, high, echo(c), echo(conc)))
+            if c in seen:
+                raise BenchmarkError('concurrency lists %d twice (%s); give each level once' % (c, echo(conc)))
+            seen.add(c)
+        for name in ('num_prompts', 'warmup_prompts', 'input_len', 'output_len', 'seed'):
+            _check_int(p, name)
+        p['temperature'] = check_number('temperature', p.get('temperature'), minimum=0, allow_none=True,
+                                        hint=' (0 = greedy) or unset for the server default')
+        p['max_failed_ratio'] = check_number('max_failed_ratio', p.get('max_failed_ratio'), minimum=0, maximum=1,
+                                             hint=' (0 = any failed request fails the module)')
+    except OptionError as exc:
+        raise BenchmarkError('%s' % (exc,))
     if p.get('dataset') not in DATASETS:
-        raise BenchmarkError('dataset must be one of %s; got %r' % (', '.join(DATASETS), p.get('dataset')))
+        raise BenchmarkError('dataset must be one of %s; got %s' % (', '.join(DATASETS), echo(p.get('dataset'))))
     if p['dataset'] == 'file' and not p.get('prompts_file'):
         raise BenchmarkError('dataset=file needs prompts_file (a JSONL file on the target, one {"prompt": "..."} per line)')
     if p['dataset'] != 'file' and p.get('prompts_file'):
-        raise BenchmarkError('prompts_file is only used with dataset=file (dataset is %r); remove it or set dataset: file' % (p['dataset'],))
-    if p.get('model') is not None and not str(p['model']).strip():
-        raise BenchmarkError('model must be a served model id (see GET /v1/models) or left unset; got an empty string')
+        raise BenchmarkError('prompts_file is only used with dataset=file (dataset is %s); remove it or set dataset: file'
+                             % (echo(p['dataset']),))
+    for name, what in (('model', 'a served model id (see GET /v1/models) or left unset'),
+                       ('container', 'a label such as dustynv/vllm:0.20-r36.4 or left unset')):
+        value = p.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value.strip() or len(value) > NAME_MAX_CHARS:
+            raise BenchmarkError('%s must be %s, 1 to %d characters; got %s' % (name, what, NAME_MAX_CHARS, echo(value)))
     return p
 
 
@@ -130,14 +129,6 @@ def option_warnings(p):
         warnings.append('ignore_eos is false: requests may stop before output_len tokens, so runs with different '
                         'outputs are not comparable token for token.')
     return warnings
-
-
-def scrub(text, secret):
-    """Remove a secret (the API key) from a message."""
-    text = '%s' % (text,)
-    if secret:
-        text = text.replace(secret, SECRET_MASK)
-    return text
 
 
 # --------------------------------------------------------------------------------------------
@@ -201,17 +192,32 @@ def _error_text(data):
     return None
 
 
+def token_count_problem(name, value, maximum=None, minimum=0):
+    """None, or a sentence saying why ``value`` is not a usable token count (an int in [minimum, maximum])."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return '%s is %s (a JSON %s), not a whole number of tokens' % (
+            name, echo(value, 40), {'str': 'string', 'float': 'number with a fraction', 'NoneType': 'null',
+                                    'list': 'array', 'dict': 'object'}.get(type(value).__name__, type(value).__name__))
+    if value < minimum:
+        return '%s is %d; it must be at least %d' % (name, value, minimum)
+    if maximum is not None and value > maximum:
+        return ('%s is %d, more than the max_tokens %d the request asked for (a server that ignores max_tokens, or '
+                'a wrong count): refusing to count it' % (name, value, maximum))
+    return None
+
+
 class RequestRecord:
     """Timing of one streamed completion, built exactly as vLLM's request function does.
 
     ``start`` is perf_counter() taken just before the request was sent; ``feed(data, t)``
     takes the bytes received at perf_counter() time ``t``. ``finish()`` decides success.
+    ``max_tokens`` (when known) bounds the usage.completion_tokens the server may report.
     """
 
     __slots__ = ('start', 'ttft', 'itl', 'latency', 'output_tokens', 'prompt_tokens', 'success',
-                 'error', 'done', 'chunks', '_last', '_parser', 'text_chars')
+                 'error', 'done', 'chunks', '_last', '_parser', 'text_chars', 'max_tokens', 'received', 'usage_seen')
 
-    def __init__(self, start):
+    def __init__(self, start, max_tokens=None):
         self.start = start
         self.ttft = None
         self.itl = []
@@ -223,11 +229,19 @@ class RequestRecord:
         self.done = False
         self.chunks = 0
         self.text_chars = 0
+        self.max_tokens = max_tokens
+        self.received = 0
+        self.usage_seen = False
         self._last = start
         self._parser = SSEParser()
 
+    def progress(self):
+        """What arrived so far, for messages about a stream that broke off."""
+        return '%d token chunk(s), %d byte(s) of the stream had arrived' % (self.chunks, self.received)
+
     def feed(self, data, t):
         """Consume received bytes; raise StreamError on malformed or error events."""
+        self.received += len(data)
         try:
             payloads = self._parser.feed(data)
         except UnicodeDecodeError as exc:
@@ -241,12 +255,12 @@ class RequestRecord:
             try:
                 message = json.loads(payload)
             except ValueError as exc:
-                raise StreamError('malformed SSE stream: a data message is not JSON (%s): %.120r' % (exc, payload))
+                raise StreamError('malformed SSE stream: a data message is not JSON (%s): %s' % (exc, echo(payload)))
             if not isinstance(message, dict):
-                raise StreamError('malformed SSE stream: a data message is not a JSON object: %.120r' % (payload,))
+                raise StreamError('malformed SSE stream: a data message is not a JSON object: %s' % (echo(payload),))
             err = _error_text(message)
             if err is not None:
-                raise StreamError('the server reported an error in the stream: %s' % (err,))
+                raise StreamError('the server reported an error in the stream: %s' % (cut(err),))
             choices = message.get('choices')
             if choices:
                 if self.ttft is None:
@@ -256,29 +270,39 @@ class RequestRecord:
                 self._last = t
                 self.chunks += 1
                 first = choices[0] if isinstance(choices, list) else None
-                if isinstance(first, dict):
-                    self.text_chars += len(first.get('text') or '')
+                if isinstance(first, dict) and isinstance(first.get('text'), str):
+                    self.text_chars += len(first['text'])
             else:
                 usage = message.get('usage')
-                if isinstance(usage, dict):
-                    self.output_tokens = usage.get('completion_tokens')
-                    if usage.get('prompt_tokens') is not None:
-                        self.prompt_tokens = usage.get('prompt_tokens')
+                if usage is None:
+                    continue
+                if not isinstance(usage, dict):
+                    raise StreamError('malformed SSE stream: "usage" is %s, not an object' % (echo(usage, 40),))
+                self.usage_seen = True
+                self.output_tokens = usage.get('completion_tokens')
+                if usage.get('prompt_tokens') is not None:
+                    self.prompt_tokens = usage.get('prompt_tokens')
 
     def finish(self):
         """Mark the request complete (end of body reached). Returns self."""
         if self.ttft is None:
-            self.fail('the stream ended without any token chunk (no data message with choices)')
+            self.fail('the stream ended without any token chunk (no data message with choices; %s)' % self.progress())
         elif not self.done:
-            self.fail('truncated SSE stream: the response ended without "data: [DONE]"')
+            self.fail('truncated SSE stream: the response ended without "data: [DONE]" (%s)' % self.progress())
         elif self._parser.pending():
             self.fail('malformed SSE stream: unterminated event at the end of the response')
-        elif not isinstance(self.output_tokens, int) or isinstance(self.output_tokens, bool) or self.output_tokens < 0:
+        elif not self.usage_seen:
             self.fail('truncated SSE stream: no usage chunk with completion_tokens (the module sends '
                       'stream_options.include_usage; is this a vLLM OpenAI-compatible server?)')
         else:
-            self.latency = self._last - self.start
-            self.success = True
+            problem = (token_count_problem('usage.completion_tokens', self.output_tokens, self.max_tokens, minimum=1)
+                       or (token_count_problem('usage.prompt_tokens', self.prompt_tokens)
+                           if self.prompt_tokens is not None else None))
+            if problem:
+                self.fail('the server reported an invalid token count: %s' % problem)
+            else:
+                self.latency = self._last - self.start
+                self.success = True
         return self
 
     def fail(self, error):
@@ -439,7 +463,7 @@ def _unescape(value):
 def parse_prometheus(text):
     """Parse Prometheus text exposition into {name: [(labels dict, float value)]}.
 
-    Comments and unparsable lines are skipped.
+    Comments, unparsable lines and non-finite values (NaN, +Inf) are skipped.
     """
     samples = {}
     for line in text.splitlines():
@@ -453,6 +477,8 @@ def parse_prometheus(text):
         try:
             number = float(value)
         except ValueError:
+            continue
+        if not math.isfinite(number):  # vLLM's counters and gauges are finite; NaN/Inf would reach the result
             continue
         labels = {}
         if label_text:
@@ -617,7 +643,8 @@ def parse_prompts_jsonl(text, source):
             raise BenchmarkError('prompts_file %s line %d has no non-empty string "prompt"' % (source, number))
         out = obj.get('output_len')
         if out is not None and (isinstance(out, bool) or not isinstance(out, int) or out < 1):
-            raise BenchmarkError('prompts_file %s line %d: output_len must be an integer >= 1; got %r' % (source, number, out))
+            raise BenchmarkError('prompts_file %s line %d: output_len must be an integer >= 1; got %s'
+                                 % (source, number, echo(out)))
         unknown = sorted(set(obj) - set(('prompt', 'output_len')))
         if unknown:
             raise BenchmarkError('prompts_file %s line %d has unknown keys %s; allowed: prompt, output_len'
@@ -783,4 +810,4 @@ def assemble(p, identity, model, vllm_version, set_id, runs, warnings):
 
 def render(benchmark):
     """The output_file content: sorted keys, indent 2, trailing newline."""
-    return json.dumps(benchmark, sort_keys=True, indent=2) + '\n'
+    return json.dumps(benchmark, sort_keys=True, indent=2, allow_nan=False) + '\n'

@@ -21,11 +21,10 @@ import time
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _benchmark as bm
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _prompts
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._endpoint import cut, echo
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._http import (
-    Endpoint, EndpointError, connection_is_stale, describe_exception, error_detail)
+    STALE_ERRORS, DeadlineExceeded, Endpoint, EndpointError, connection_is_stale, describe_exception, error_detail, timeout_hint)
 
-#: Errors of a keep-alive connection the server closed while it was idle.
-_STALE_ERRORS = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
 
 COMPLETIONS = '/v1/completions'
 READ_SIZE = 65536
@@ -57,28 +56,46 @@ def preflight(endpoint, model):
         listing = endpoint.get_json('/v1/models')
     except EndpointError as exc:
         raise bm.BenchmarkError(_unusable(endpoint, exc, 'GET /v1/models'))
-    data = listing.get('data') if isinstance(listing, dict) else None
-    cards = [m for m in (data or []) if isinstance(m, dict) and m.get('id')]
-    if not cards:
-        raise bm.BenchmarkError('The vLLM endpoint %s lists no model on GET /v1/models (answer: %.200s); is the server '
-                                'still starting?' % (endpoint.base_url, json.dumps(listing)))
+    cards = model_cards(endpoint, listing)
     ids = [m['id'] for m in cards]
     chosen = model if model else ids[0]
     if chosen not in ids:
-        raise bm.BenchmarkError('Model %r is not served by the vLLM endpoint %s; it serves: %s. Set model to one of '
+        raise bm.BenchmarkError('Model %s is not served by the vLLM endpoint %s; it serves: %s. Set model to one of '
                                 'these ids (the --served-model-name), or leave it unset for the first one.'
-                                % (chosen, endpoint.base_url, ', '.join(ids)))
+                                % (echo(chosen), endpoint.base_url, cut(', '.join(ids), 400)))
     card = cards[ids.index(chosen)]
     max_model_len = card.get('max_model_len')
     version = None
     try:
         answer = endpoint.get_json('/version')
-        if isinstance(answer, dict) and answer.get('version'):
-            version = '%s' % answer['version']
+        if isinstance(answer, dict) and isinstance(answer.get('version'), str) and answer['version'].strip():
+            version = cut(answer['version'].strip(), 64)
     except EndpointError:
         version = None
-    return {'model': chosen, 'models': ids, 'vllm_version': version,
-            'max_model_len': max_model_len if isinstance(max_model_len, int) else None}
+    usable_len = isinstance(max_model_len, int) and not isinstance(max_model_len, bool) and max_model_len > 0
+    return {'model': chosen, 'models': ids, 'vllm_version': version, 'max_model_len': max_model_len if usable_len else None}
+
+
+def model_cards(endpoint, listing):
+    """The model entries of a GET /v1/models answer, checked: {"data": [{"id": "<str>", ...}, ...]}."""
+    def refuse(what):
+        return bm.BenchmarkError('The vLLM endpoint %s answered GET /v1/models with %s (answer: %s); a vLLM server answers '
+                                 '{"object": "list", "data": [{"id": "<model>", ...}]}. Is it a vLLM OpenAI-compatible '
+                                 'server, still starting?' % (endpoint.base_url, what, cut(json.dumps(listing), 200)))
+    if not isinstance(listing, dict):
+        raise refuse('a JSON %s, not an object' % type(listing).__name__)
+    data = listing.get('data')
+    if not isinstance(data, list):
+        raise refuse('"data" that is %s, not a list' % echo(data, 40))
+    if not data:
+        raise refuse('an empty model list')
+    for entry in data:
+        if not isinstance(entry, dict):
+            raise refuse('a model entry that is %s, not an object' % echo(entry, 40))
+        ident = entry.get('id')
+        if not isinstance(ident, str) or not ident.strip():
+            raise refuse('a model id that is %s, not a non-empty string' % echo(ident, 40))
+    return data
 
 
 # --------------------------------------------------------------------------------------------
@@ -96,27 +113,37 @@ class ServerTokenizer:
 
     def _post(self, path, body):
         self.calls += 1
-        if self._conn is None or connection_is_stale(self._conn):
-            self.close()
-            self._conn = self.endpoint.connect()
-        try:
-            return self.endpoint.post_json(path, body, conn=self._conn)
-        except EndpointError:
-            self.close()
-            raise
+        for attempt in (0, 1):
+            if self._conn is None or connection_is_stale(self._conn):
+                self.close()
+                try:
+                    self._conn = self.endpoint.connect()
+                except (OSError, http.client.HTTPException) as exc:
+                    raise EndpointError(self.endpoint.scrub('POST %s%s failed: %s' % (
+                        self.endpoint.base_url, path, describe_exception(exc))))
+            try:
+                return self.endpoint.post_json(path, body, conn=self._conn)
+            except EndpointError as exc:
+                self.close()
+                if not (exc.stale and attempt == 0):
+                    raise
+        raise AssertionError('unreachable')
 
     def tokenize(self, text, add_special_tokens=False):
         answer = self._post('/tokenize', {'model': self.model, 'prompt': text, 'add_special_tokens': add_special_tokens})
         tokens = answer.get('tokens') if isinstance(answer, dict) else None
-        if not isinstance(tokens, list):
-            raise EndpointError('POST %s/tokenize answered without a "tokens" list' % self.endpoint.base_url)
+        if not isinstance(tokens, list) or not all(isinstance(t, int) and not isinstance(t, bool) and t >= 0
+                                                   for t in tokens):
+            raise EndpointError('POST %s/tokenize answered without a "tokens" list of token ids' % self.endpoint.base_url,
+                                status=200)
         return tokens
 
     def detokenize(self, ids):
         answer = self._post('/detokenize', {'model': self.model, 'tokens': list(ids)})
         text = answer.get('prompt') if isinstance(answer, dict) else None
         if not isinstance(text, str):
-            raise EndpointError('POST %s/detokenize answered without a "prompt" string' % self.endpoint.base_url)
+            raise EndpointError('POST %s/detokenize answered without a "prompt" string' % self.endpoint.base_url,
+                                status=200)
         return text
 
     def is_token(self, token_id):
@@ -157,6 +184,13 @@ def probe_tokenizer(endpoint, model):
         tok.close()
         return None, {'reason': '/tokenize returned no tokens for a sample text', 'num_special': 0, 'vocab_size': None}
     num_special = max(0, len(with_special) - len(plain))
+    try:
+        tok.detokenize(plain)  # sizing needs both directions: /tokenize alone is not enough
+    except EndpointError as exc:
+        tok.close()
+        if exc.status is None:
+            raise bm.BenchmarkError('Cannot reach the vLLM endpoint %s: %s.' % (endpoint.base_url, exc))
+        return None, {'reason': '/tokenize answers but %s' % (exc,), 'num_special': 0, 'vocab_size': None}
     try:
         vocab = bm.probe_vocab_size(tok.is_token, max(plain))
     except EndpointError as exc:
@@ -209,7 +243,7 @@ def request_body(p, model, prompt, max_tokens):
         body['ignore_eos'] = True
     if p.get('temperature') is not None:
         body['temperature'] = p['temperature']
-    return json.dumps(body).encode('utf-8')
+    return json.dumps(body, allow_nan=False).encode('utf-8')
 
 
 # --------------------------------------------------------------------------------------------
@@ -231,40 +265,49 @@ class Slot:
             self.conn = None
 
 
-def stream_completion(endpoint, slot, body, headers):
-    """Send one streamed completion on the slot's connection; return its RequestRecord."""
+def stream_completion(endpoint, slot, body, headers, max_tokens=None):
+    """Send one streamed completion on the slot's connection; return its RequestRecord.
+
+    The request ends within endpoint.deadline seconds (request_deadline) whatever the server
+    does; each silent network operation within endpoint.timeout (request_timeout).
+    """
     if slot.conn is not None and connection_is_stale(slot.conn):
         slot.drop()
-    rec = bm.RequestRecord(time.perf_counter())
+    rec = bm.RequestRecord(time.perf_counter(), max_tokens)
+    deadline_at = rec.start + endpoint.deadline
     resp = None
     for attempt in (0, 1):
         reused = slot.conn is not None
         try:
             if slot.conn is None:
-                slot.conn = endpoint.connect()
+                slot.conn = endpoint.connect(deadline_at)
+            endpoint.arm(slot.conn, deadline_at)
             slot.conn.request('POST', COMPLETIONS, body=body, headers=headers)
+            endpoint.arm(slot.conn, deadline_at)
             resp = slot.conn.getresponse()
             break
-        except _STALE_ERRORS as exc:
+        except STALE_ERRORS as exc:
             slot.drop()
             if reused and attempt == 0:
                 continue  # the server closed an idle keep-alive connection: reconnect once
             return rec.fail(endpoint.scrub('POST %s failed: %s' % (COMPLETIONS, describe_exception(exc))))
-        except (OSError, http.client.HTTPException) as exc:
+        except (OSError, http.client.HTTPException, DeadlineExceeded) as exc:
             slot.drop()
             return rec.fail(endpoint.scrub('POST %s failed: %s%s' % (
-                COMPLETIONS, describe_exception(exc), _timeout_hint(endpoint, exc))))
+                COMPLETIONS, _describe(endpoint, exc, deadline_at), timeout_hint(endpoint, exc))))
     if resp.status != 200:
         try:
-            data = resp.read()
-        except (OSError, http.client.HTTPException):
+            data = endpoint.read_body(resp, slot.conn, deadline_at, limit=READ_SIZE * 16)
+        except (OSError, http.client.HTTPException, DeadlineExceeded):
             data = b''
             slot.drop()
         if resp.will_close:
             slot.drop()
         detail = error_detail(data)
         return rec.fail(endpoint.scrub('HTTP %d %s from POST %s%s' % (
-            resp.status, resp.reason, COMPLETIONS, (': ' + detail) if detail else '')))
+            resp.status, cut('%s' % (resp.reason,), 80), COMPLETIONS, (': ' + detail) if detail else '')))
+    sock = slot.conn.sock
+    timeout = endpoint.timeout
     try:
         read1 = resp.read1
         perf = time.perf_counter
@@ -275,28 +318,38 @@ def stream_completion(endpoint, slot, body, headers):
             if not data:
                 break
             feed(data, t)
+            left = deadline_at - t
+            if left < timeout:  # near the deadline: bound the next read by what is left of it
+                if left <= 0:
+                    raise DeadlineExceeded('did not finish within request_deadline=%gs' % endpoint.deadline)
+                sock.settimeout(left)
+        resp.read()  # at the end of the body: marks the response closed so the connection can be reused
         rec.finish()
     except bm.StreamError as exc:
         slot.drop()
         return rec.fail(endpoint.scrub('%s' % exc))
-    except (OSError, http.client.HTTPException) as exc:
+    except (OSError, http.client.HTTPException, DeadlineExceeded) as exc:
         slot.drop()
-        return rec.fail(endpoint.scrub('reading the stream of POST %s failed: %s%s' % (
-            COMPLETIONS, describe_exception(exc), _timeout_hint(endpoint, exc))))
+        return rec.fail(endpoint.scrub('reading the stream of POST %s failed: %s (%s)%s' % (
+            COMPLETIONS, _describe(endpoint, exc, deadline_at), rec.progress(), timeout_hint(endpoint, exc))))
     if resp.will_close:
         slot.drop()
+    elif sock is not None and sock.gettimeout() != timeout:
+        sock.settimeout(timeout)
     return rec
 
 
-def _timeout_hint(endpoint, exc):
-    if 'timed out' in describe_exception(exc):
-        return ' (no data for request_timeout=%ss)' % (endpoint.timeout,)
-    return ''
+def _describe(endpoint, exc, deadline_at):
+    """describe_exception, saying when it was the request deadline that ran out."""
+    if isinstance(exc, OSError) and 'timed out' in describe_exception(exc) and time.perf_counter() >= deadline_at - 0.01:
+        return 'did not finish within request_deadline=%gs' % endpoint.deadline
+    return describe_exception(exc)
 
 
-def run_requests(endpoint, slots, bodies, concurrency):
+def run_requests(endpoint, slots, bodies, concurrency, max_tokens=None):
     """Run ``bodies`` with at most ``concurrency`` in flight; return (records, duration_s).
 
+    ``max_tokens`` (a list like ``bodies``) bounds each request's usage.completion_tokens.
     The duration runs from just before the first request to the end of the last one.
     """
     records = [None] * len(bodies)
@@ -313,7 +366,8 @@ def run_requests(endpoint, slots, bodies, concurrency):
             if i is None:
                 return
             try:
-                records[i] = stream_completion(endpoint, slot, bodies[i], headers)
+                records[i] = stream_completion(endpoint, slot, bodies[i], headers,
+                                               max_tokens[i] if max_tokens else None)
             except Exception as exc:  # pylint: disable=broad-except
                 slot.drop()
                 records[i] = bm.RequestRecord(time.perf_counter()).fail('internal error: %s' % endpoint.scrub(describe_exception(exc)))
@@ -391,15 +445,15 @@ def run_benchmark(p, identity, file_prompts=None, log=None):
     (the benchmark then holds the runs measured so far). Raises BenchmarkError when the
     endpoint cannot be benchmarked at all (preflight).
     """
-    endpoint = Endpoint(p['endpoint'], p.get('api_key'), p['request_timeout'])
+    endpoint = Endpoint(p['endpoint'], p.get('api_key'), p['request_timeout'], p['request_deadline'])
     info = preflight(endpoint, p.get('model'))
     model = info['model']
     warnings = bm.option_warnings(p) + bm.identity_warnings(identity)
     max_len = info['max_model_len']
     if p['dataset'] != 'file' and max_len and p['input_len'] + p['output_len'] > max_len:
-        raise bm.BenchmarkError('input_len %d + output_len %d = %d tokens exceeds the max_model_len %d of model %r on %s; '
+        raise bm.BenchmarkError('input_len %d + output_len %d = %d tokens exceeds the max_model_len %d of model %s on %s; '
                                 'lower input_len/output_len or start vLLM with a larger --max-model-len.'
-                                % (p['input_len'], p['output_len'], p['input_len'] + p['output_len'], max_len, model,
+                                % (p['input_len'], p['output_len'], p['input_len'] + p['output_len'], max_len, echo(model),
                                    endpoint.base_url))
     tok, tokinfo = None, {'num_special': 0, 'vocab_size': None, 'reason': None}
     if p['dataset'] != 'file':
@@ -409,8 +463,9 @@ def run_benchmark(p, identity, file_prompts=None, log=None):
                             '(about %.1f tokens per word); the real counts are in total_input_tokens.'
                             % (tokinfo['reason'], bm.TOKENS_PER_WORD))
         elif p['input_len'] - tokinfo['num_special'] < 1:
-            raise bm.BenchmarkError('input_len %d leaves no room for text: the tokenizer of %r adds %d special token(s); '
-                                    'use input_len > %d.' % (p['input_len'], model, tokinfo['num_special'], tokinfo['num_special']))
+            raise bm.BenchmarkError('input_len %d leaves no room for text: the tokenizer of %s adds %d special token(s); '
+                                    'use input_len > %d.' % (p['input_len'], echo(model), tokinfo['num_special'],
+                                                             tokinfo['num_special']))
     slots = [Slot() for _i in range(max(p['concurrency']))]
     runs = []
     measured_texts = []
@@ -420,8 +475,12 @@ def run_benchmark(p, identity, file_prompts=None, log=None):
     try:
         workloads = []
         for c in p['concurrency']:
-            warm = build_prompts(p, c, 'warmup', p['warmup_prompts'], tok, tokinfo, file_prompts)
-            measured = build_prompts(p, c, 'measured', p['num_prompts'], tok, tokinfo, file_prompts)
+            try:
+                warm = build_prompts(p, c, 'warmup', p['warmup_prompts'], tok, tokinfo, file_prompts)
+                measured = build_prompts(p, c, 'measured', p['num_prompts'], tok, tokinfo, file_prompts)
+            except EndpointError as exc:
+                raise bm.BenchmarkError('The vLLM endpoint %s failed while the prompts were sized with its tokenizer: %s. '
+                                        'Retry when the server is healthy.' % (endpoint.base_url, exc))
             workloads.append((c, warm, measured))
             measured_texts.extend(text for text, _n in measured)
         if tok is not None:
@@ -431,13 +490,15 @@ def run_benchmark(p, identity, file_prompts=None, log=None):
             if log:
                 log('vllm_benchmark: concurrency %d: %d warm-up + %d measured requests' % (c, len(warm), len(measured)))
             if warm:
-                wrecs, _d = run_requests(endpoint, slots, [request_body(p, model, t, n) for t, n in warm], c)
+                wrecs, _d = run_requests(endpoint, slots, [request_body(p, model, t, n) for t, n in warm], c,
+                                         [n for _t, n in warm])
                 wfailed = [r for r in wrecs if not r.success]
                 if wfailed:
                     warnings.append('concurrency %d: %d of %d warm-up requests failed (discarded); first error: %s'
                                     % (c, len(wfailed), len(wrecs), wfailed[0].error))
             before, why = scrape_before(endpoint)
-            records, duration = run_requests(endpoint, slots, [request_body(p, model, t, n) for t, n in measured], c)
+            records, duration = run_requests(endpoint, slots, [request_body(p, model, t, n) for t, n in measured], c,
+                                             [n for _t, n in measured])
             run = bm.summarize_run(records, duration, c)
             after, why_after = scrape_after(endpoint, before, run) if before is not None else (None, why)
             if (before is None or after is None) and not metrics_warned:

@@ -23,7 +23,8 @@ description:
     output token; output tokens come from C(usage.completion_tokens); duration runs from just before the first measured request to the
     end of the last; throughput = output tokens / duration; percentiles use linear interpolation (numpy's default)."
   - Prompts are sized to O(input_len) tokens with the server's C(/tokenize) and C(/detokenize) endpoints (vLLM serves both). Without
-    them lengths are approximate and a warning says so. The real prompt token counts (C(usage.prompt_tokens)) are always recorded.
+    them (either one missing or failing) lengths are approximate and a warning says so. The real prompt token counts
+    (C(usage.prompt_tokens)) are always recorded.
   - Never reports a number it did not measure. A metric without data is null, never 0.
   - The result is the JSON contract of NVIDIA's Jetson benchmark wrapper for vLLM (C(runtime), C(model), C(sku)... C(runs), C(warnings)),
     extended with more statistics, request counts, errors, speculative-decoding stats, the vLLM version and the Jetson identity
@@ -35,35 +36,40 @@ extends_documentation_fragment:
 options:
   model:
     description:
-      - The served model id to benchmark (C(--served-model-name)). It must be listed by C(GET /v1/models).
+      - The served model id to benchmark (C(--served-model-name)). It must be listed by C(GET /v1/models). At most 512 characters.
       - Default is the first model the server lists.
     type: str
   concurrency:
     description:
       - Concurrency levels to measure, in this order. Each level is measured separately.
-      - Positive integers, each given once.
+      - 1 to 16 levels, each an integer from 1 to 256, each given once.
     type: list
     elements: int
     default: [1, 8]
   num_prompts:
-    description: Measured requests per concurrency level.
+    description:
+      - Measured requests per concurrency level, an integer from 1 to 10000.
     type: int
     default: 50
   warmup_prompts:
     description:
       - Warm-up requests per concurrency level, sent at that concurrency just before the measured ones and discarded.
       - Warm-up prompts differ from the measured ones so the server's prefix cache cannot serve measured prompts.
+      - An integer from 0 to 1000.
     type: int
     default: 10
   input_len:
     description:
       - Prompt length in tokens, as the server counts it (special tokens such as BOS included). Not used with O(dataset=file).
+      - An integer from 1 to 131072 (and O(input_len) + O(output_len) must fit the model's C(max_model_len)).
     type: int
     default: 2048
   output_len:
     description:
       - Tokens to generate per request (C(max_tokens)). With O(dataset=file) a line's C(output_len) overrides it.
-      - TPOT needs at least 2.
+      - TPOT needs at least 2. An integer from 1 to 131072.
+      - A server whose C(usage.completion_tokens) exceeds the C(max_tokens) asked for (or is not a whole number of tokens) fails
+        that request with a message saying so; its count is never used.
     type: int
     default: 128
   dataset:
@@ -85,11 +91,12 @@ options:
         integer. Blank lines are skipped.
       - Lines are used in order and repeated when O(num_prompts) is larger; warm-ups take the lines before them cyclically.
       - Required with O(dataset=file), not allowed otherwise.
+      - A regular file of at most 64 MiB (a FIFO or a device is refused, never read).
     type: path
   temperature:
     description:
       - Sampling temperature sent with every request. C(0) is greedy decoding.
-      - Unset means the server's default (from the model's generation config).
+      - Unset means the server's default (from the model's generation config). A finite number >= 0.
     type: float
   ignore_eos:
     description:
@@ -98,28 +105,34 @@ options:
     type: bool
     default: true
   seed:
-    description: Seed of the prompt generator (C(builtin) and C(random) datasets).
+    description: Seed of the prompt generator (C(builtin) and C(random) datasets), an integer from 0 to 4294967295.
     type: int
     default: 0
   max_failed_ratio:
     description:
-      - Largest fraction of failed measured requests per concurrency level that is tolerated, from C(0) to C(1).
+      - Largest fraction of failed measured requests per concurrency level that is tolerated, a finite number from C(0) to C(1).
       - When a level has more failures the module fails (the partial result is returned in RV(benchmark)) and no further level is run.
     type: float
     default: 0
   container:
-    description: A label recorded in the result as C(container), for example the vLLM image the server runs in.
+    description:
+      - A label recorded in the result as C(container), for example the vLLM image the server runs in. At most 512 characters.
     type: str
   output_file:
     description:
       - Also write the RV(benchmark) result as JSON (sorted keys, indented) to this file on the target, mode C(0644), atomically.
-      - Missing parent directories are created (mode C(0755)). The module checks that the file can be written before it starts
-        measuring, and reports a change only when the file content changes.
+      - Missing parent directories are created (mode C(0755)). Before it starts measuring (and in check mode), the module checks
+        that the file can be written by really creating and removing a temporary file in its directory (or the nearest existing
+        parent), so read-only and pseudo filesystems such as C(/proc) fail at once, even as root. A directory, FIFO, device or
+        socket at that path is refused. The module reports a change only when the file content changes.
+      - The file is standard JSON (never C(NaN) or C(Infinity)).
     type: path
 attributes:
   check_mode:
     support: full
-    description: In check mode the options and O(prompts_file) are validated, no request is sent and nothing is written.
+    description:
+      - In check mode the options, O(prompts_file) and O(output_file) are validated (a temporary file is created and removed next to
+        O(output_file)), no request is sent and nothing is written.
   diff_mode:
     support: full
     description: Shows the change of O(output_file).
@@ -131,6 +144,12 @@ notes:
     is true and a warning explains why; speculative-decoding stats of that run then include foreign requests.
   - HTTP errors, timeouts, malformed or truncated streams (no C(data [DONE]) or no usage chunk) make a request fail; failed requests
     are counted in RV(benchmark.runs[].failed) and excluded from every metric.
+  - "The whole run is bounded: every HTTP exchange ends within O(request_deadline) seconds, and the module makes at most
+    2 (C(/v1/models), C(/version)) + 60 (tokenizer probe) + 34 per prompt built (sizing with C(/tokenize) and C(/detokenize),
+    O(dataset=builtin) or O(dataset=random)) + 52 per level (C(/metrics) scrapes) exchanges one after the other, plus
+    ceil((O(warmup_prompts) + O(num_prompts)) / c) rounds of completions per level c. With the defaults against a healthy
+    server this is a few minutes; the bound only matters against a server that stalls."
+  - Every value echoed in a message is truncated to about 120 characters; the API key and any URL password are never shown.
   - Other tools name latencies differently. GuideLLM and NVIDIA AIPerf report an inter-token latency per token that matches vLLM's
     TPOT; their per-chunk figures match vLLM's ITL.
 seealso:
@@ -426,43 +445,93 @@ diff:
 '''
 
 import os
+import stat
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes, to_native
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._benchmark import (
-    BenchmarkError, check_options, parse_prompts_jsonl, render)
+    DATASETS, BenchmarkError, check_options, parse_prompts_jsonl, render)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._benchmark_runner import run_benchmark, summary_line
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._endpoint import cut, endpoint_argument_spec, url_password
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson import benchmark_identity, gather_facts
+
+#: Largest prompts_file read.
+PROMPTS_FILE_MAX_BYTES = 64 * 1024 * 1024
+
+
+def _file_kind(mode):
+    for test, name in ((stat.S_ISDIR, 'a directory'), (stat.S_ISFIFO, 'a FIFO (named pipe)'),
+                       (stat.S_ISCHR, 'a character device'), (stat.S_ISBLK, 'a block device'),
+                       (stat.S_ISSOCK, 'a socket')):
+        if test(mode):
+            return name
+    return 'not a regular file'
 
 
 def _read_prompts(module, path):
+    """The prompts of a regular, UTF-8, bounded prompts_file (never blocks on a FIFO or a device)."""
+    shown = cut(path, 200)
     try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            module.fail_json(msg='prompts_file %s is %s; give a regular JSONL file' % (shown, _file_kind(info.st_mode)))
+        if info.st_size > PROMPTS_FILE_MAX_BYTES:
+            module.fail_json(msg='prompts_file %s is %d bytes; at most %d bytes are read' % (
+                shown, info.st_size, PROMPTS_FILE_MAX_BYTES))
         with open(path, 'rb') as handle:
-            text = handle.read().decode('utf-8')
+            data = handle.read(PROMPTS_FILE_MAX_BYTES + 1)
     except (IOError, OSError) as exc:
-        module.fail_json(msg='Cannot read prompts_file %s: %s' % (path, to_native(exc.strerror or exc)))
-    except UnicodeDecodeError as exc:
-        module.fail_json(msg='prompts_file %s is not UTF-8 text (%s)' % (path, to_native(exc)))
+        module.fail_json(msg='Cannot read prompts_file %s: %s' % (shown, to_native(exc.strerror or exc)))
+    if len(data) > PROMPTS_FILE_MAX_BYTES:
+        module.fail_json(msg='prompts_file %s is larger than %d bytes' % (shown, PROMPTS_FILE_MAX_BYTES))
     try:
-        return parse_prompts_jsonl(text, path)
+        text = data.decode('utf-8')
+    except UnicodeDecodeError as exc:
+        module.fail_json(msg='prompts_file %s is not UTF-8 text (%s)' % (shown, to_native(exc)))
+    try:
+        return parse_prompts_jsonl(text, shown)
     except BenchmarkError as exc:
         module.fail_json(msg=to_native(exc))
 
 
 def _check_output_file(module, path):
-    """Fail early (before minutes of measuring) when output_file cannot be written."""
-    if os.path.isdir(path):
-        module.fail_json(msg='output_file %s is a directory; give a file path such as %s/benchmark.json' % (path, path.rstrip('/')))
+    """Fail early (before minutes of measuring, and in check mode) when output_file cannot be written.
+
+    os.access() is not enough (as root it says yes on /proc and /sys): a temporary file is really
+    created, then removed, in the directory that will hold the file (or the nearest existing parent
+    that will hold the missing directories).
+    """
+    shown = cut(path, 200)
+    if os.path.lexists(path):
+        info = os.stat(path) if os.path.exists(path) else None
+        if info is None:
+            module.fail_json(msg='output_file %s is a dangling symbolic link; remove it or give another path' % (shown,))
+        if stat.S_ISDIR(info.st_mode):
+            module.fail_json(msg='output_file %s is a directory; give a file path such as %s/benchmark.json'
+                                 % (shown, shown.rstrip('/')))
+        if not stat.S_ISREG(info.st_mode):
+            module.fail_json(msg='output_file %s is %s, not a regular file; give a file path' % (shown, _file_kind(info.st_mode)))
     parent = os.path.dirname(os.path.abspath(path)) or '/'
     existing = parent
     while not os.path.exists(existing):
         existing = os.path.dirname(existing)
     if not os.path.isdir(existing):
-        module.fail_json(msg='output_file %s cannot be created: %s is not a directory' % (path, existing))
-    if not os.access(existing, os.W_OK | os.X_OK):
-        module.fail_json(msg='output_file %s cannot be created: directory %s is not writable by this user' % (path, existing))
+        module.fail_json(msg='output_file %s cannot be created: %s is not a directory' % (shown, existing))
+    try:
+        fd, probe = tempfile.mkstemp(prefix='.vllm_benchmark.probe.', dir=existing)
+    except (IOError, OSError) as exc:
+        module.fail_json(msg='output_file %s cannot be written: creating a file in %s failed (%s); give a path on a '
+                             'writable filesystem' % (shown, existing, to_native(exc.strerror or exc)))
+    try:
+        os.write(fd, b'{}\n')
+    except (IOError, OSError) as exc:
+        module.fail_json(msg='output_file %s cannot be written: writing a file in %s failed (%s)'
+                             % (shown, existing, to_native(exc.strerror or exc)))
+    finally:
+        os.close(fd)
+        os.unlink(probe)
 
 
 def _write_output(module, path, content):
@@ -490,29 +559,37 @@ def _write_output(module, path, content):
     return True, diff
 
 
+def argument_spec():
+    """The module's options: the shared endpoint options and the benchmark's own."""
+    spec = endpoint_argument_spec()
+    spec.update(
+        model=dict(type='str'),
+        concurrency=dict(type='list', elements='int', default=[1, 8]),
+        num_prompts=dict(type='int', default=50),
+        warmup_prompts=dict(type='int', default=10),
+        input_len=dict(type='int', default=2048),
+        output_len=dict(type='int', default=128),
+        dataset=dict(type='str', default='builtin', choices=list(DATASETS)),
+        prompts_file=dict(type='path'),
+        temperature=dict(type='float'),
+        ignore_eos=dict(type='bool', default=True),
+        seed=dict(type='int', default=0),
+        max_failed_ratio=dict(type='float', default=0.0),
+        container=dict(type='str'),
+        output_file=dict(type='path'),
+    )
+    return spec
+
+
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
-            endpoint=dict(type='str', default='http://127.0.0.1:8000'),
-            api_key=dict(type='str', no_log=True),
-            request_timeout=dict(type='float', default=300.0),
-            model=dict(type='str'),
-            concurrency=dict(type='list', elements='int', default=[1, 8]),
-            num_prompts=dict(type='int', default=50),
-            warmup_prompts=dict(type='int', default=10),
-            input_len=dict(type='int', default=2048),
-            output_len=dict(type='int', default=128),
-            dataset=dict(type='str', default='builtin', choices=['builtin', 'random', 'file']),
-            prompts_file=dict(type='path'),
-            temperature=dict(type='float'),
-            ignore_eos=dict(type='bool', default=True),
-            seed=dict(type='int', default=0),
-            max_failed_ratio=dict(type='float', default=0.0),
-            container=dict(type='str'),
-            output_file=dict(type='path'),
-        ),
+        argument_spec=argument_spec(),
+        required_if=[('dataset', 'file', ('prompts_file',))],
         supports_check_mode=True,
     )
+    password = url_password(module.params.get('endpoint'))
+    if password:
+        module.no_log_values.add(password)  # masked everywhere in the result, the echoed arguments included
     try:
         params = check_options(module.params)
     except BenchmarkError as exc:
@@ -544,8 +621,9 @@ def main():
     if params.get('output_file'):
         try:
             changed, diff = _write_output(module, params['output_file'], render(benchmark))
-        except (IOError, OSError) as exc:
-            module.fail_json(msg='Cannot write output_file %s: %s' % (params['output_file'], to_native(exc)), benchmark=benchmark)
+        except (IOError, OSError, ValueError) as exc:
+            module.fail_json(msg='Cannot write output_file %s: %s' % (cut(params['output_file'], 200), to_native(exc)),
+                             benchmark=benchmark)
         result['changed'] = changed
         if diff and module._diff:
             result['diff'] = diff

@@ -19,9 +19,14 @@ known timings and token counts, so tests can check the module's arithmetic exact
 * Failure modes (``mode``, applied to every ``fail_every``-th completion, or all when 0):
   ok, http500, truncated (body ends without usage/[DONE]), drop (connection closed in the
   middle of the body), no_usage, malformed (a data message that is not JSON), error_event
-  (an {"error": ...} message), slow (no answer for ``slow_s``), notfound_tokenize is the
-  separate ``tokenize=False`` switch. With ``api_key`` set, /v1/* answers 401 without it.
+  (an {"error": ...} message), slow (no answer for ``slow_s``); ``tokenize=False`` makes
+  /tokenize and /detokenize answer 404. With ``api_key`` set, /v1/* answers 401 without it.
   ``keepalive_timeout`` closes idle keep-alive connections (as uvicorn does after 5 s).
+* Faulty servers (``fault``, for the hostile-input suite; see FAULTS for the list): streams kept
+  open with SSE keep-alive comments, no answer at all, /detokenize failing, malformed
+  /v1/models answers, invalid usage counts, cut streams, redirect loops, non-UTF-8 bodies,
+  oversized headers, endless bodies. ``behaviour(name)`` gives the FakeVLLM arguments of a
+  named behaviour (a fault or one of the failure modes above).
 * GET /_sim/timelines returns the record of chunk write times (see ``timelines``).
 * ``burst=True`` renders the whole stream at once and writes it in 64 KiB pieces (for
   measuring the client's own ceiling: the simulator then costs almost nothing).
@@ -41,6 +46,40 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 SPECIAL_IDS = (0, 1, 2)
 BOS = 0
 
+#: Faulty-server behaviours (``fault=``): what the server does wrong.
+FAULTS = {
+    'keepalive_forever': 'completions: one token chunk, then an SSE comment ": keep-alive" every 0.2 s, forever',
+    'hang_before_headers': 'completions: reads the request and never answers (no status line)',
+    'detokenize_404': '/tokenize works, /detokenize answers 404',
+    'detokenize_500': '/tokenize works, /detokenize answers 500',
+    'tokenize_bad_tokens': '/tokenize answers tokens that are strings, not ids',
+    'models_data_int': 'GET /v1/models answers {"data": 5}',
+    'models_int_ids': 'GET /v1/models lists a model whose id is the integer 5',
+    'models_empty_body': 'GET /v1/models answers 200 with an empty body',
+    'models_non_utf8': 'GET /v1/models answers 200 with a body that is not UTF-8',
+    'models_endless_body': 'GET /v1/models answers 200 and a chunked body that never ends (a byte every 0.1 s)',
+    'models_huge_headers': 'GET /v1/models answers with a 100 000-character header line',
+    'models_many_headers': 'GET /v1/models answers with 500 header lines',
+    'redirect_loop': 'every request answers 302 to itself',
+    'usage_too_large': 'usage.completion_tokens is 100 times the tokens streamed (above max_tokens)',
+    'usage_string': 'usage.completion_tokens is a string',
+    'usage_negative': 'usage.completion_tokens is -5',
+    'usage_float': 'usage.completion_tokens has a fraction',
+    'cut_stream': 'completions: 4 token chunks, then the connection is closed in the middle of a chunk',
+    'stream_non_utf8': 'completions: a data message that is not UTF-8',
+    'metrics_nan': '/metrics counters are NaN and +Inf',
+    'error_detail_huge': 'completions: HTTP 500 with a 50 000-character error message',
+}
+
+
+def behaviour(name):
+    """FakeVLLM keyword arguments of a named behaviour: a FAULTS key or a failure ``mode``."""
+    if name in FAULTS:
+        return {'fault': name}
+    if name in ('http500', 'truncated', 'drop', 'no_usage', 'malformed', 'error_event', 'slow'):
+        return {'mode': name}
+    raise KeyError('unknown simulator behaviour %r; known: %s' % (name, ', '.join(sorted(FAULTS))))
+
 
 class FakeVLLM:
     """The simulator; configure by attributes (they are read per request)."""
@@ -48,7 +87,7 @@ class FakeVLLM:
     def __init__(self, model='fake-model', ttft=0.05, itl=0.01, tokens_per_chunk=1, spec_k=None,
                  api_key=None, tokenize=True, vocab_size=1000, bos=True, max_model_len=8192,
                  mode='ok', fail_every=0, slow_s=5.0, version='0.32.0', metrics=True, burst=False,
-                 keepalive_timeout=None, host='127.0.0.1', port=0):
+                 keepalive_timeout=None, fault=None, host='127.0.0.1', port=0):
         self.model = model
         self.ttft = ttft
         self.itl = itl
@@ -66,6 +105,10 @@ class FakeVLLM:
         self.metrics_enabled = metrics
         self.burst = burst
         self.keepalive_timeout = keepalive_timeout  # close idle keep-alive connections after this (uvicorn: 5 s)
+        if fault is not None and fault not in FAULTS:
+            raise ValueError('unknown fault %r' % (fault,))
+        self.fault = fault
+        self.stopping = threading.Event()  # ends the endless behaviours when the simulator stops
         self.lock = threading.Lock()
         self.counters = {}
         self.reset_counters()
@@ -108,6 +151,7 @@ class FakeVLLM:
     def stop(self):
         if self._server is None:
             return
+        self.stopping.set()
         self._server.shutdown()
         self._server.server_close()
         with self.lock:
@@ -242,10 +286,75 @@ class _Handler(BaseHTTPRequestHandler):
     def _chunk(self, data):
         self.wfile.write(b'%x\r\n%s\r\n' % (len(data), data))
 
+    def _fault_answer(self):
+        """Answer a request the faulty way when the fault concerns it; True when it was answered."""
+        fault = self.sim.fault
+        if fault == 'redirect_loop':
+            self.send_response(302)
+            self.send_header('Location', self.path)
+            self.send_header('Content-Length', '0')
+            self.end_headers()
+            return True
+        if self.path == '/v1/models' and self.command == 'GET':
+            if fault == 'models_data_int':
+                self._json(200, {'object': 'list', 'data': 5})
+            elif fault == 'models_int_ids':
+                self._json(200, {'object': 'list', 'data': [{'id': 5, 'object': 'model', 'max_model_len': 8192}]})
+            elif fault == 'models_empty_body':
+                self.send_response(200)
+                self.send_header('Content-Length', '0')
+                self.end_headers()
+            elif fault == 'models_non_utf8':
+                data = b'{"data": [{"id": "\xff\xfe\xfd"}]}'
+                self.send_response(200)
+                self.send_header('Content-Type', 'application/json')
+                self.send_header('Content-Length', str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            elif fault == 'models_endless_body':
+                self.send_response(200)
+                self.send_header('Content-Type', 'application/json')
+                self.send_header('Transfer-Encoding', 'chunked')
+                self.end_headers()
+                self._chunk(b'{"data": [')
+                while not self.sim.stopping.wait(0.1):
+                    self._chunk(b' ')
+                    self.wfile.flush()
+            elif fault == 'models_huge_headers':
+                self.send_response(200)
+                self.send_header('X-Padding', 'x' * 100000)
+                self.send_header('Content-Length', '0')
+                self.end_headers()
+            elif fault == 'models_many_headers':
+                self.send_response(200)
+                for i in range(500):
+                    self.send_header('X-Header-%d' % i, 'v')
+                self.send_header('Content-Length', '0')
+                self.end_headers()
+            else:
+                return False
+            return True
+        if self.path == '/metrics' and fault == 'metrics_nan':
+            self._text(200, 'vllm:num_requests_running{engine="0"} NaN\nvllm:generation_tokens_total{engine="0"} +Inf\n'
+                            'vllm:spec_decode_num_drafts_total{engine="0"} NaN\n'
+                            'vllm:spec_decode_num_draft_tokens_total{engine="0"} NaN\n'
+                            'vllm:spec_decode_num_accepted_tokens_total{engine="0"} NaN\n')
+            return True
+        if self.path == '/detokenize' and fault in ('detokenize_404', 'detokenize_500'):
+            if fault == 'detokenize_404':
+                self._json(404, {'detail': 'Not Found'})
+            else:
+                self._json(500, {'error': {'message': 'simulated detokenizer failure', 'code': 500}})
+            return True
+        if self.path == '/tokenize' and fault == 'tokenize_bad_tokens':
+            self._json(200, {'count': 2, 'max_model_len': self.sim.max_model_len, 'tokens': ['a', 'b']})
+            return True
+        return False
+
     # -- routes ----------------------------------------------------------------------------
     def do_GET(self):
         sim = self.sim
-        if not self._authorised():
+        if not self._authorised() or self._fault_answer():
             return
         if self.path == '/health':
             self._text(200, '')
@@ -268,7 +377,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         sim = self.sim
         body = self._body()
-        if not self._authorised():
+        if not self._authorised() or self._fault_answer():
             return
         if body is None:
             self._json(400, {'error': {'message': 'invalid JSON body', 'type': 'BadRequestError', 'code': 400}})
@@ -312,6 +421,14 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if mode == 'slow':
             time.sleep(sim.slow_s)
+        fault = sim.fault
+        if fault == 'hang_before_headers':
+            sim.stopping.wait()
+            self.close_connection = True
+            return
+        if fault == 'error_detail_huge':
+            self._json(500, {'error': {'message': 'engine exploded: ' + 'x' * 50000, 'code': 500}})
+            return
         max_tokens = int(body.get('max_tokens') or 16)
         prompt_tokens = len(sim.encode(body.get('prompt', ''), True))
         sizes = sim.chunk_sizes(max_tokens)
@@ -366,6 +483,19 @@ class _Handler(BaseHTTPRequestHandler):
                 timeline['chunks'].append((time.perf_counter(), n))
                 if j == 1 and mode in ('truncated', 'drop', 'malformed', 'error_event'):
                     break
+                if j == 0 and fault == 'keepalive_forever':
+                    while not sim.stopping.wait(0.2):
+                        self._chunk(b': keep-alive\n\n')
+                        self.wfile.flush()
+                    return
+                if j == 0 and fault == 'stream_non_utf8':
+                    self._chunk(b'data: {"choices": [{"text": "\xff\xfe"}]}\n\n')
+                if j == 3 and fault == 'cut_stream':
+                    self.wfile.write(b'400\r\ndata: {"choi')  # a chunk announced as 1024 bytes, cut after 14
+                    self.wfile.flush()
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
             if mode == 'truncated':
                 self.wfile.write(b'0\r\n\r\n')
                 return
@@ -382,6 +512,10 @@ class _Handler(BaseHTTPRequestHandler):
             if mode not in ('no_usage', 'malformed', 'error_event'):
                 usage = {'prompt_tokens': prompt_tokens, 'completion_tokens': sum(sizes),
                          'total_tokens': prompt_tokens + sum(sizes)}
+                bad = {'usage_too_large': 100 * sum(sizes), 'usage_string': str(sum(sizes)), 'usage_negative': -5,
+                       'usage_float': sum(sizes) + 0.5}
+                if fault in bad:
+                    usage['completion_tokens'] = bad[fault]
                 tail.append(b'data: ' + json.dumps(dict(head, choices=[], usage=usage)).encode('utf-8') + b'\n\n')
             tail.append(b'data: [DONE]\n\n')
             not_running()

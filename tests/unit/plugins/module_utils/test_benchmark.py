@@ -340,59 +340,52 @@ def test_counters_settled():
 # ----------------------------------------------------------------------------- options
 
 def params(**kw):
-    base = dict(endpoint='http://127.0.0.1:8000', api_key=None, request_timeout=300.0, model=None, concurrency=[1, 8],
+    base = dict(endpoint='http://127.0.0.1:8000', api_key=None, request_timeout=300.0, request_deadline=1800.0, model=None, concurrency=[1, 8],
                 num_prompts=50, warmup_prompts=10, input_len=2048, output_len=128, dataset='builtin', prompts_file=None,
                 temperature=None, ignore_eos=True, seed=0, max_failed_ratio=0.0, container=None, output_file=None)
     base.update(kw)
     return base
 
 
-@pytest.mark.parametrize('url, expected', [
-    ('http://127.0.0.1:8000', 'http://127.0.0.1:8000'),
-    ('http://localhost:8000/', 'http://localhost:8000'),
-    ('https://jetson.lan', 'https://jetson.lan'),
-    ('HTTP://Jetson:9000', 'http://jetson:9000'),
-    ('http://[::1]:8000', 'http://[::1]:8000'),
-])
-def test_endpoint_normalised(url, expected):
-    assert bm.normalise_endpoint(url) == expected
-
-
-@pytest.mark.parametrize('url, text', [
-    ('127.0.0.1:8000', 'must start with http'),
-    ('ftp://host', 'must start with http'),
-    ('http://', 'has no host'),
-    ('http://host:8000/v1', 'without a path'),
-    ('http://host:8000/?x=1', 'without a path'),
-    ('http://host:99999', 'not a valid URL'),
-    ('http://user:pw@host', 'must not carry credentials'),
-])
-def test_endpoint_rejected(url, text):
-    with pytest.raises(bm.BenchmarkError, match=text) as exc:
-        bm.normalise_endpoint(url)
-    assert repr(url) in str(exc.value)
-
-
 @pytest.mark.parametrize('override, text', [
-    (dict(concurrency=[]), 'non-empty list'),
-    (dict(concurrency=[1, 0]), '0 is not allowed'),
+    (dict(concurrency=[]), 'concurrency must be a list of 1 to 16 positive integers'),
+    (dict(concurrency=list(range(1, 18))), 'concurrency must be a list of 1 to 16 positive integers'),
+    (dict(concurrency=[1, 0]), 'from 1 to 256 only; 0 is not allowed'),
+    (dict(concurrency=[1, 100000]), 'from 1 to 256 only; 100000 is not allowed'),
     (dict(concurrency=[2, 2]), 'lists 2 twice'),
-    (dict(num_prompts=0), 'num_prompts must be an integer >= 1; got 0'),
-    (dict(input_len=0), 'input_len must be an integer >= 1; got 0'),
-    (dict(output_len=0), 'output_len must be an integer >= 1; got 0'),
-    (dict(warmup_prompts=-1), 'warmup_prompts must be an integer >= 0; got -1'),
-    (dict(temperature=-0.5), 'temperature must be >= 0'),
-    (dict(request_timeout=0.0), 'request_timeout must be a number of seconds > 0; got 0.0'),
-    (dict(max_failed_ratio=1.5), 'max_failed_ratio must be between 0 and 1'),
+    (dict(num_prompts=0), 'num_prompts must be an integer from 1 to 10000; got 0'),
+    (dict(num_prompts=10 ** 12), 'num_prompts must be an integer from 1 to 10000; got 1000000000000'),
+    (dict(warmup_prompts=10 ** 9), 'warmup_prompts must be an integer from 0 to 1000; got 1000000000'),
+    (dict(input_len=0), 'input_len must be an integer from 1 to 131072; got 0'),
+    (dict(input_len=10 ** 9), 'input_len must be an integer from 1 to 131072; got 1000000000'),
+    (dict(output_len=0), 'output_len must be an integer from 1 to 131072; got 0'),
+    (dict(warmup_prompts=-1), 'warmup_prompts must be an integer from 0 to 1000; got -1'),
+    (dict(seed=-1), 'seed must be an integer from 0 to 4294967295; got -1'),
+    (dict(temperature=-0.5), 'temperature must be a finite number >= 0 (0 = greedy) or unset'),
+    (dict(temperature=float('inf')), 'temperature must be a finite number >= 0 (0 = greedy) or unset for the server default; got inf'),
+    (dict(temperature=float('nan')), 'temperature must be a finite number >= 0 (0 = greedy) or unset for the server default; got nan'),
+    (dict(request_timeout=0.0), 'request_timeout must be a finite number > 0 and <= 3600.0 (seconds); got 0.0'),
+    (dict(request_timeout=float('inf')), 'request_timeout must be a finite number > 0 and <= 3600.0 (seconds); got inf'),
+    (dict(request_timeout=1e10), 'request_timeout must be a finite number > 0 and <= 3600.0 (seconds); got 10000000000.0'),
+    (dict(request_deadline=float('nan')), 'request_deadline must be a finite number > 0 and <= 86400.0 (seconds); got nan'),
+    (dict(request_deadline=0), 'request_deadline must be a finite number > 0 and <= 86400.0 (seconds); got 0'),
+    (dict(max_failed_ratio=1.5), 'max_failed_ratio must be a finite number >= 0 and <= 1'),
+    (dict(max_failed_ratio=float('nan')), 'max_failed_ratio must be a finite number >= 0 and <= 1'),
+    (dict(api_key='sk-abc\n'), 'api_key contains a line feed at character 7 of 7'),
+    (dict(model='m' * 10000), 'model must be a served model id'),
+    (dict(container='c' * 600), 'container must be a label'),
     (dict(dataset='file'), 'dataset=file needs prompts_file'),
     (dict(prompts_file='/tmp/p.jsonl'), "prompts_file is only used with dataset=file"),
     (dict(dataset='sharegpt'), 'dataset must be one of builtin, random, file'),
     (dict(model='  '), 'model must be a served model id'),
+    (dict(endpoint='http://u:hunter22@host'), "endpoint 'http://u:********@host' must not carry credentials"),
 ])
 def test_options_rejected(override, text):
     with pytest.raises(bm.BenchmarkError) as exc:
         bm.check_options(params(**override))
     assert text in str(exc.value)
+    assert 'sk-abc' not in str(exc.value) and 'hunter22' not in str(exc.value)
+    assert len(str(exc.value)) < 400  # long values are echoed truncated
 
 
 def test_options_accepted_and_normalised():
@@ -405,11 +398,6 @@ def test_option_warnings():
     assert bm.option_warnings(params()) == []
     warnings = bm.option_warnings(params(output_len=1, ignore_eos=False))
     assert any('TPOT and ITL' in w for w in warnings) and any('ignore_eos is false' in w for w in warnings)
-
-
-def test_scrub():
-    assert bm.scrub('bad key sk-123 in header', 'sk-123') == 'bad key ******** in header'
-    assert bm.scrub('nothing', None) == 'nothing'
 
 
 # ----------------------------------------------------------------------------- workload
@@ -585,3 +573,73 @@ def test_run_warnings():
 def test_render_is_stable():
     text = bm.render({'b': 1, 'a': [1, 2]})
     assert text == '{\n  "a": [\n    1,\n    2\n  ],\n  "b": 1\n}\n'
+
+
+# ----------------------------------------------------------------------------- hostile servers
+
+def _stream(usage, max_tokens=4):
+    rec = bm.RequestRecord(0.0, max_tokens)
+    chunk = b'data: {"choices": [{"text": " a"}]}\n\n'
+    rec.feed(chunk * 2, 0.1)
+    rec.feed(b'data: ' + json.dumps({'choices': [], 'usage': usage}).encode() + b'\n\ndata: [DONE]\n\n', 0.2)
+    return rec.finish()
+
+
+@pytest.mark.parametrize('usage, text', [
+    ({'completion_tokens': 400, 'prompt_tokens': 3}, 'usage.completion_tokens is 400, more than the max_tokens 4'),
+    ({'completion_tokens': '4', 'prompt_tokens': 3}, "usage.completion_tokens is '4' (a JSON string), not a whole number"),
+    ({'completion_tokens': 2.5, 'prompt_tokens': 3}, 'usage.completion_tokens is 2.5 (a JSON number with a fraction)'),
+    ({'completion_tokens': -2, 'prompt_tokens': 3}, 'usage.completion_tokens is -2; it must be at least 1'),
+    ({'completion_tokens': True, 'prompt_tokens': 3}, 'usage.completion_tokens is True'),
+    ({'completion_tokens': None, 'prompt_tokens': 3}, 'usage.completion_tokens is None (a JSON null)'),
+    ({'prompt_tokens': 3}, 'usage.completion_tokens is None (a JSON null)'),
+    ({'completion_tokens': 2, 'prompt_tokens': -1}, 'usage.prompt_tokens is -1'),
+    ({'completion_tokens': 2, 'prompt_tokens': 'x'}, "usage.prompt_tokens is 'x' (a JSON string)"),
+])
+def test_record_refuses_invalid_usage_and_says_what_is_wrong(usage, text):
+    rec = _stream(usage)
+    assert rec.success is False
+    assert text in rec.error and 'no usage chunk' not in rec.error
+
+
+def test_record_accepts_valid_usage_up_to_max_tokens():
+    rec = _stream({'completion_tokens': 4, 'prompt_tokens': 3})
+    assert rec.success and rec.output_tokens == 4 and rec.prompt_tokens == 3
+    assert _stream({'completion_tokens': 2}).success  # prompt_tokens is optional
+
+
+def test_record_usage_that_is_not_an_object_is_malformed():
+    rec = bm.RequestRecord(0.0, 4)
+    with pytest.raises(bm.StreamError, match='"usage" is 5, not an object'):
+        rec.feed(b'data: {"choices": [], "usage": 5}\n\n', 0.1)
+
+
+def test_record_progress_counts_what_arrived():
+    rec = bm.RequestRecord(0.0, 16)
+    chunk = b'data: {"choices": [{"text": " a"}]}\n\n'
+    for i in range(4):
+        rec.feed(chunk, 0.1 * (i + 1))
+    assert rec.progress() == '4 token chunk(s), %d byte(s) of the stream had arrived' % (4 * len(chunk))
+    rec.finish()
+    assert 'ended without "data: [DONE]" (4 token chunk(s)' in rec.error
+
+
+def test_record_error_event_text_is_truncated():
+    rec = bm.RequestRecord(0.0, 4)
+    with pytest.raises(bm.StreamError) as exc:
+        rec.feed(b'data: ' + json.dumps({'error': {'message': 'x' * 5000}}).encode() + b'\n\n', 0.1)
+    assert len(str(exc.value)) < 400
+
+
+def test_render_never_writes_non_standard_json():
+    with pytest.raises(ValueError):
+        bm.render({'x': float('inf')})
+    with pytest.raises(ValueError):
+        bm.render({'x': float('nan')})
+
+
+def test_parse_prometheus_skips_non_finite_values():
+    samples = bm.parse_prometheus('vllm:generation_tokens_total{engine="0"} NaN\n'
+                                  'vllm:generation_tokens_total{engine="1"} 5.0\n'
+                                  'vllm:spec_decode_num_drafts_total +Inf\n')
+    assert samples == {'vllm:generation_tokens_total': [({'engine': '1'}, 5.0)]}

@@ -58,12 +58,15 @@ def run(args, check=False, diff=False):
 
 
 @pytest.mark.parametrize('args, text', [
-    ({'concurrency': [1, 0]}, 'concurrency must hold positive integers only; 0 is not allowed'),
+    ({'concurrency': [1, 0]}, 'concurrency must hold integers from 1 to 256 only; 0 is not allowed'),
     ({'endpoint': 'localhost:8000'}, "endpoint 'localhost:8000' must start with http:// or https://"),
     ({'endpoint': 'http://127.0.0.1:8000/v1'}, 'must be the server root without a path'),
-    ({'num_prompts': 0}, 'num_prompts must be an integer >= 1; got 0'),
-    ({'max_failed_ratio': 2}, 'max_failed_ratio must be between 0 and 1'),
-    ({'dataset': 'file'}, 'dataset=file needs prompts_file'),
+    ({'num_prompts': 0}, 'num_prompts must be an integer from 1 to 10000; got 0'),
+    ({'num_prompts': 1000000000000}, 'num_prompts must be an integer from 1 to 10000; got 1000000000000'),
+    ({'max_failed_ratio': 2}, 'max_failed_ratio must be a finite number >= 0 and <= 1'),
+    ({'temperature': 'inf'}, 'temperature must be a finite number >= 0 (0 = greedy) or unset for the server default; got inf'),
+    ({'request_timeout': 'inf'}, 'request_timeout must be a finite number > 0 and <= 3600.0 (seconds); got inf'),
+    ({'dataset': 'file'}, 'dataset is file but all of the following are missing: prompts_file'),
 ])
 def test_bad_options_fail_before_any_request(calls, args, text):
     kind, result = run(args)
@@ -187,3 +190,70 @@ def test_preflight_errors_fail_naming_the_endpoint(calls):
     kind, result = run({'endpoint': 'http://10.0.0.9:8000'})
     assert kind is FailJson and result['msg'].startswith('Cannot reach the vLLM endpoint http://10.0.0.9:8000')
     assert result['endpoint'] == 'http://10.0.0.9:8000'
+
+
+@pytest.mark.skipif(not os.path.isdir('/proc/self'), reason='needs /proc')
+def test_output_file_on_a_pseudo_filesystem_fails_before_running_even_in_check_mode(calls):
+    for check in (False, True):
+        kind, result = run({'output_file': '/proc/self/vllm-benchmark.json'}, check=check)
+        assert kind is FailJson, result
+        assert 'output_file /proc/self/vllm-benchmark.json cannot be written' in result['msg']
+        assert 'creating a file in /proc/self failed' in result['msg']
+    assert calls['runs'] == []
+
+
+def test_output_file_that_is_a_fifo_or_a_device_is_refused(calls, tmp_path):
+    fifo = tmp_path / 'pipe'
+    os.mkfifo(str(fifo))
+    kind, result = run({'output_file': str(fifo)})
+    assert kind is FailJson and 'is a FIFO (named pipe), not a regular file' in result['msg']
+    kind, result = run({'output_file': '/dev/null'})
+    assert kind is FailJson and 'output_file /dev/null is a character device, not a regular file' in result['msg']
+    assert calls['runs'] == []
+
+
+def test_output_file_pre_check_leaves_no_file_behind(calls, tmp_path):
+    kind, _result = run({'output_file': str(tmp_path / 'sub' / 'bench.json')}, check=True)
+    assert kind is ExitJson
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_prompts_file_that_is_a_fifo_or_a_device_is_refused_without_blocking(calls, tmp_path):
+    fifo = tmp_path / 'pipe'
+    os.mkfifo(str(fifo))
+    kind, result = run({'dataset': 'file', 'prompts_file': str(fifo)})
+    assert kind is FailJson and 'is a FIFO (named pipe); give a regular JSONL file' in result['msg']
+    kind, result = run({'dataset': 'file', 'prompts_file': '/dev/zero'})
+    assert kind is FailJson and 'prompts_file /dev/zero is a character device' in result['msg']
+    assert calls['runs'] == []
+
+
+def test_an_api_key_with_a_newline_is_refused_without_echoing_it(calls):
+    kind, result = run({'api_key': 'sk-very-secret\n'})
+    assert kind is FailJson and 'api_key contains a line feed' in result['msg']
+    assert 'sk-very-secret' not in json.dumps(result, default=str).replace('VALUE_SPECIFIED_IN_NO_LOG_PARAMETER', '')
+    assert calls['runs'] == []
+
+
+def test_a_write_that_fails_on_non_finite_numbers_says_so(calls, tmp_path):
+    calls['throughput'] = float('inf')
+    kind, result = run({'output_file': str(tmp_path / 'bench.json')})
+    assert kind is FailJson and 'Cannot write output_file' in result['msg']
+    assert not (tmp_path / 'bench.json').exists()
+
+
+def test_options_and_the_argument_spec_agree_with_the_documentation():
+    import yaml
+    from ansible_collections.jetson_llm.vllm.plugins.doc_fragments.endpoint import ModuleDocFragment
+    options = dict(yaml.safe_load(vllm_benchmark.DOCUMENTATION)['options'])
+    options.update(yaml.safe_load(ModuleDocFragment.DOCUMENTATION)['options'])
+    spec = vllm_benchmark.argument_spec()
+    assert sorted(options) == sorted(spec)
+    for name, entry in spec.items():
+        assert options[name]['type'] == entry['type'], name
+        assert options[name].get('default') == entry.get('default'), name
+        assert options[name].get('choices') == entry.get('choices'), name
+    for name, (low, high) in bm.LIMITS.items():
+        if name in options:
+            text = options[name]['description']
+            assert '%d to %d' % (low, high) in (text if isinstance(text, str) else ' '.join(text)), name

@@ -1,0 +1,162 @@
+"""The hostile-input suite: every case of every ``hostile_cases_*.py`` through the real ``ansible`` CLI.
+
+Each area lists its cases (tests/integration/hostile.py's :class:`Hostile`) in a module-level ``CASES``
+of ``tests/integration/hostile_cases_<area>.py``; this runner collects every such file (imported by
+path, so a new area's file is picked up without changing anything here), runs each case on localhost
+with ``ansible -m <module>``, and asserts what hostile.py lists: the expected outcome, every expected
+substring in the message (or in the warnings for an ``ok`` outcome), no traceback, no secret anywhere
+in stdout or stderr, nothing written, and a bounded run time.
+
+In a case's ``args`` (and ``writes``), ``{endpoint}`` is the URL of the streaming simulator
+(tests/utils/fake_vllm.py) started for the case with its ``server`` behaviour (a healthy simulator
+when ``server`` is None), and ``{tmp}`` a fresh empty directory of the case.
+
+The suite's size (cases per module, faulty-server behaviours) is printed in the terminal summary.
+"""
+from __future__ import annotations
+
+import collections
+import importlib.util
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import BIN, TOP, _ansible_env
+
+sys.path.insert(0, str(TOP / "tests" / "utils"))
+from fake_vllm import FakeVLLM, behaviour  # noqa: E402  pylint: disable=wrong-import-position
+
+HERE = Path(__file__).resolve().parent
+#: Seconds ansible itself may need on top of a case's max_seconds before the run is killed.
+KILL_GRACE = 60
+#: Text of an uncaught exception. (ansible-core 2.19 gives every failure an "exception" field that says
+#: "(traceback unavailable)" unless tracebacks are enabled: that is not a crash.)
+TRACEBACK_MARKERS = ("Traceback (most recent call last)", "MODULE FAILURE", "module_stderr")
+
+
+def _load_cases():
+    cases = []
+    for path in sorted(HERE.glob("hostile_cases_*.py")):
+        spec = importlib.util.spec_from_file_location(f"_hostile_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        for case in module.CASES:
+            cases.append((path.name, case))
+    return cases
+
+
+CASES = _load_cases()
+
+
+def suite_summary(cases=None):
+    """'hostile-input suite: N cases (module: n, ...; S faulty-server behaviours)'."""
+    cases = [case for _file, case in (CASES if cases is None else cases)]
+    per_module = collections.Counter(case.module for case in cases)
+    servers = sorted({case.server for case in cases if case.server})
+    parts = ", ".join(f"{module}: {count}" for module, count in sorted(per_module.items()))
+    return (f"hostile-input suite: {len(cases)} cases ({parts}); {len(servers)} faulty-server behaviours "
+            f"({len(cases) - sum(1 for c in cases if c.server)} hostile inputs, "
+            f"{sum(1 for c in cases if c.server)} runs against faulty servers)")
+
+
+class _Summary:
+    """Prints the suite's size at the end of the session (visible with or without -s)."""
+
+    def __init__(self):
+        self.ran = collections.Counter()
+
+    def pytest_terminal_summary(self, terminalreporter):
+        terminalreporter.write_sep("-", "hostile-input suite")
+        terminalreporter.write_line(suite_summary())
+        if self.ran:
+            terminalreporter.write_line("run in this session: " + ", ".join(
+                f"{module}: {count}" for module, count in sorted(self.ran.items())))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _summary(request):
+    plugin = _Summary()
+    request.config.pluginmanager.register(plugin, "hostile-input-summary")
+    yield plugin
+
+
+def _substitute(value, names):
+    if isinstance(value, str):
+        for key, replacement in names.items():
+            value = value.replace("{%s}" % key, replacement)
+        return value
+    if isinstance(value, dict):
+        return {k: _substitute(v, names) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_substitute(v, names) for v in value]
+    return value
+
+
+def run_case(case, tmp_path):
+    """Run one case; return (result dict, stdout + stderr, seconds)."""
+    sim = None
+    if case.server or "{endpoint}" in json.dumps(case.args):
+        sim = FakeVLLM(ttft=0.001, itl=0.001, **(behaviour(case.server) if case.server else {})).start()
+    names = {"endpoint": sim.url if sim else "http://127.0.0.1:9", "tmp": str(tmp_path)}
+    args = _substitute(case.args, names)
+    env = dict(_ansible_env(), ANSIBLE_LOAD_CALLBACK_PLUGINS="1", ANSIBLE_STDOUT_CALLBACK="ansible.posix.json")
+    cmd = [str(BIN / "ansible"), "localhost", "-c", "local", "-i", "localhost,", "-m", case.module]
+    if args:
+        cmd += ["-a", json.dumps(args)]
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, cwd=TOP, env=env, text=True, capture_output=True, check=False,
+                              timeout=case.max_seconds + KILL_GRACE)
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"{case.id}: no answer within {case.max_seconds + KILL_GRACE} s (the module hangs): "
+                    f"{(exc.stdout or '')[-2000:]}")
+    finally:
+        if sim is not None:
+            sim.stop()
+    seconds = time.monotonic() - start
+    output = proc.stdout + "\n" + proc.stderr
+    try:
+        result = json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]
+    except (ValueError, KeyError, IndexError) as exc:
+        raise AssertionError(f"{case.id}: no JSON result from ansible ({exc}):\n{output[-4000:]}") from exc
+    return result, output, seconds, _substitute(case.writes, names) if case.writes else None
+
+
+@pytest.mark.parametrize("source, case", CASES, ids=[case.id for _source, case in CASES])
+def test_hostile_input(source, case, tmp_path, _summary):  # pylint: disable=redefined-outer-name
+    assert case.outcome in ("failed", "ok"), f"{source}: {case.id}: outcome must be 'failed' or 'ok'"
+    result, output, seconds, writes = run_case(case, tmp_path)
+    _summary.ran[case.module] += 1
+    shown = json.dumps(result, indent=1, default=str)[:3000]
+    for marker in TRACEBACK_MARKERS:
+        assert marker not in output, f"{case.id}: traceback text in the output:\n{output[-4000:]}"
+    assert result.get("exception") in (None, "(traceback unavailable)"), f"{case.id}: the module raised:\n{shown}"
+    for secret in case.secrets:
+        assert secret not in output, f"{case.id}: secret #{case.secrets.index(secret) + 1} appears in the output"
+    if case.outcome == "failed":
+        assert result.get("failed") is True, f"{case.id}: expected a clear failure, got:\n{shown}"
+        text = result.get("msg") or ""
+    else:
+        assert not result.get("failed"), f"{case.id}: expected success (a documented fallback), got:\n{shown}"
+        text = "\n".join(result.get("warnings") or [])
+    assert isinstance(text, str), f"{case.id}: no message:\n{shown}"
+    if case.outcome == "failed":
+        assert text.strip(), f"{case.id}: a failure without a message:\n{shown}"
+    for expected in case.expect:
+        assert expected.lower() in text.lower(), f"{case.id}: {expected!r} not in the message:\n{text}"
+    if writes:
+        assert not Path(writes).exists(), f"{case.id}: {writes} was written"
+    assert seconds <= case.max_seconds, f"{case.id}: took {seconds:.1f} s, more than {case.max_seconds} s"
+
+
+def test_the_suite_is_large_enough_and_its_ids_are_unique():
+    ids = [case.id for _source, case in CASES]
+    assert len(ids) == len(set(ids)), [i for i, n in collections.Counter(ids).items() if n > 1]
+    benchmark = [case for _source, case in CASES if case.module == "jetson_llm.vllm.vllm_benchmark"]
+    assert sum(1 for case in benchmark if not case.server) >= 30, suite_summary()
+    assert len({case.server for case in benchmark if case.server}) >= 10, suite_summary()
+    print(suite_summary())
