@@ -28,6 +28,7 @@ import json
 import math
 import re
 
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._devices import is_max_performance
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._endpoint import (  # pylint: disable=unused-import
     OptionError, check_endpoint_options, check_integer, check_number, cut, echo, normalise_endpoint)
 
@@ -762,7 +763,7 @@ def probe_vocab_size(is_token, known, limit=1 << 24):
 # The result
 # --------------------------------------------------------------------------------------------
 
-IDENTITY_KEYS = ('sku', 'generation', 'product_line', 'variant', 'l4t', 'jetpack', 'power_mode')
+IDENTITY_KEYS = ('sku', 'sku_label', 'generation', 'product_line', 'variant', 'l4t', 'jetpack', 'power_mode')
 
 
 def identity_warnings(identity):
@@ -771,7 +772,7 @@ def identity_warnings(identity):
     mode = identity.get('power_mode')
     not_max = identity.get('max_performance') is False
     if mode and identity.get('max_performance') is None:
-        not_max = not (mode == 'MAXN' or mode.startswith('MAXN_'))
+        not_max = is_max_performance(mode) is False
     if mode and not_max:
         return ['The Jetson power mode is %s, not MAXN/MAXN_*: results are not comparable with MAXN figures '
                 '(set the maximum mode with nvpmodel -m before benchmarking).' % (mode,)]

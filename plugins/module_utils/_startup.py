@@ -195,5 +195,5 @@ def _failed(how, read_log, probe_text, state, start, clock, polls, first_restart
     return _result(False, kind, evidence, probe_text, state, start, clock, polls, first_restarts)
 
 
-def make_endpoint(base_url, api_key=None, timeout=5.0):
-    return Endpoint(base_url, api_key=api_key, timeout=timeout)
+def make_endpoint(base_url, api_key=None, timeout=10.0, deadline=60.0):
+    return Endpoint(base_url, api_key=api_key, timeout=timeout, deadline=deadline)

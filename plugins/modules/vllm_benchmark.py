@@ -226,6 +226,11 @@ benchmark:
       type: str
       returned: always
       sample: orin-agx
+    sku_label:
+      description: The module's label, for example C(Jetson AGX Orin 64GB); null off-Jetson.
+      type: str
+      returned: always
+      sample: Jetson AGX Orin 64GB
     generation:
       description: Jetson generation (C(thor), C(orin), C(xavier)); null off-Jetson.
       type: str

@@ -155,13 +155,13 @@ polls:
   type: int
 '''
 
-import json
 import math
 import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._benchmark import BenchmarkError, normalise_endpoint
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._endpoint import (
+    OptionError, check_endpoint_options, check_integer, check_number, echo, endpoint_argument_spec)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import Runner, find_container, systemctl_show
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service_compose import parse_docker_inspect, project_name
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service_systemd import unit_name
@@ -169,6 +169,7 @@ from ansible_collections.jetson_llm.vllm.plugins.module_utils._startup import (
     docker_state, make_endpoint, systemd_state, wait_healthy)
 
 LOG_LINES = 400
+PROBE_TIMEOUT = 10.0
 
 
 class _Manager(object):
@@ -218,46 +219,42 @@ class _Manager(object):
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            endpoint=dict(type='str', default='http://127.0.0.1:8000'),
-            api_key=dict(type='str', no_log=True),
-            request_timeout=dict(type='float', default=10.0),
-            model=dict(type='str', default=''),
-            name=dict(type='str', default=''),
-            manager=dict(type='str', choices=['systemd', 'compose'], default='systemd'),
-            project_src=dict(type='path'),
-            since=dict(type='float'),
-            timeout=dict(type='int', default=1200),
-            interval=dict(type='float', default=2.0),
-            max_restarts=dict(type='int', default=0),
-            fail_when_unhealthy=dict(type='bool', default=True),
-        ),
-        required_if=[('manager', 'compose', ('project_src',))],
-        supports_check_mode=True,
+    argument_spec = endpoint_argument_spec()
+    # One look at the server is short: a look that hangs must not hold the whole wait.
+    argument_spec['request_timeout']['default'] = PROBE_TIMEOUT
+    argument_spec.update(
+        model=dict(type='str', default=''),
+        name=dict(type='str', default=''),
+        manager=dict(type='str', choices=['systemd', 'compose'], default='systemd'),
+        project_src=dict(type='path'),
+        since=dict(type='float'),
+        timeout=dict(type='int', default=1200),
+        interval=dict(type='float', default=2.0),
+        max_restarts=dict(type='int', default=0),
+        fail_when_unhealthy=dict(type='bool', default=True),
     )
+    module = AnsibleModule(argument_spec=argument_spec, required_if=[('manager', 'compose', ('project_src',))],
+                           supports_check_mode=True)
     p = module.params
     try:
-        base = normalise_endpoint(p['endpoint'])
-    except BenchmarkError as exc:
+        endpoint_options = check_endpoint_options(p)
+        check_integer('timeout', p['timeout'], 1, 86400, ' (seconds)')
+        check_number('interval', p['interval'], minimum=0.1, maximum=600, hint=' (seconds)')
+        check_integer('max_restarts', p['max_restarts'], 0, 1000)
+        check_number('since', p['since'], minimum=0, allow_none=True, hint=' (seconds since the epoch)')
+        if p['name'] and not all(c.isalnum() or c in '@._-:' for c in p['name']):
+            raise OptionError('name %s is not a unit or service name; allowed: letters, digits and @._-:' % echo(p['name']))
+        if p['model'] and any(ord(c) < 32 for c in p['model']):
+            raise OptionError('model %s holds control characters; allowed: the served model name' % echo(p['model']))
+        if p['project_src'] and not p['project_src'].startswith('/'):
+            raise OptionError('project_src %s is not an absolute path' % echo(p['project_src']))
+    except OptionError as exc:
         module.fail_json(msg='%s' % exc)
-    checks = (
-        ('timeout', p['timeout'], 1, 86400),
-        ('interval', p['interval'], 0.1, 600),
-        ('request_timeout', p['request_timeout'], 0.5, 600),
-        ('max_restarts', p['max_restarts'], 0, 1000),
-    )
-    for name, value, low, high in checks:
-        if not (isinstance(value, (int, float)) and math.isfinite(value) and low <= value <= high):
-            module.fail_json(msg='%s is %r; allowed: %s to %s' % (name, value, low, high))
-    if p['name'] and not all(c.isalnum() or c in '@._-:' for c in p['name']):
-        module.fail_json(msg='name %s is not a unit or service name (letters, digits, @._-:)' % json.dumps(p['name'][:80]))
-    if p['since'] is not None and not (math.isfinite(p['since']) and p['since'] >= 0):
-        module.fail_json(msg='since is %r; allowed: seconds since the epoch (>= 0)' % (p['since'],))
 
     since = p['since'] if p['since'] is not None else time.time()
     manager = _Manager(module, p['name'], p['manager'], p['project_src'], since) if p['name'] else None
-    endpoint = make_endpoint(base, api_key=p['api_key'], timeout=p['request_timeout'])
+    endpoint = make_endpoint(endpoint_options['endpoint'], api_key=endpoint_options['api_key'],
+                             timeout=endpoint_options['request_timeout'], deadline=endpoint_options['request_deadline'])
     result = wait_healthy(endpoint, p['model'],
                           read_state=manager.state if manager else None,
                           read_log=manager.log if manager else None,
@@ -266,8 +263,8 @@ def main():
         module.warn(text)
     if not result['healthy'] and p['fail_when_unhealthy']:
         module.fail_json(msg='vLLM at %s is not healthy after %.0f s: %s%s' % (
-            base, result['elapsed_s'], result['failure'], (' (%s)' % result['evidence']) if result['evidence'] else ''),
-            changed=False, **result)
+            endpoint_options['endpoint'], result['elapsed_s'], result['failure'],
+            (' (%s)' % result['evidence']) if result['evidence'] else ''), changed=False, **result)
     module.exit_json(changed=False, **result)
 
 
