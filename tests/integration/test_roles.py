@@ -13,9 +13,9 @@ operator runs it (tests/integration/playbooks/roles/speculate.yml), with a short
 role's defaults). The scenarios share three hosts and run in file order:
 
   thor-accept  (Thor T5000, target-deep)  accept with draft-deep-1layer; idempotent re-run
-  orin-reject  (AGX Orin R39, target)     reject with draft-perfect (too little gain, c=8 loss);
+  orin-reject  (AGX Orin 64GB, R36, target) reject with draft-perfect (too little gain, c=8 loss);
                                           refusals (Orin Nano identity, concurrency 8);
-                                          JetPack upgrade 7.2 -> 7.2.1 (L4T 39.2.0 -> 39.2.1): re-verified
+                                          JetPack upgrade 6.2.1 -> 7.2.1 (L4T R36 -> R39): re-verified
   thor-faults  (Thor T5000, target)       draft-badvocab (rejected at start-up); draft-random;
                                           controller SIGKILLed mid-change (the guard restores)
 """
@@ -55,7 +55,7 @@ WORKLOAD = {"concurrency": [1, 8], "num_prompts": 8, "warmup_prompts": 2, "input
 
 HOSTS = {
     "thor-accept": dict(identity="thor-t5000", port=8211, model="target-deep"),
-    "orin-reject": dict(identity="orin-agx-r39", port=8212, model="target"),
+    "orin-reject": dict(identity="orin-agx-64gb", port=8212, model="target"),  # JetPack 6 (L4T R36)
     "thor-faults": dict(identity="thor-t5000", port=8213, model="target"),
 }
 
@@ -95,9 +95,6 @@ class Fleet:
     def up(self):
         for host in self.hosts.values():
             host.create().boot()
-        # orin-reject starts on JetPack 7.2 (L4T 39.2.0); test_jetpack_upgrade_is_re_verified takes it to 7.2.1.
-        release = self.hosts["orin-reject"].path(nspawn.IDENTITY_DIR + "/etc/nv_tegra_release")
-        release.write_text(release.read_text().replace("REVISION: 2.1,", "REVISION: 2.0,", 1))
         nspawn.write_inventory(self.inventory, self.hosts.values(),
                                host_vars={name: host_vars(name) for name in self.hosts})
 
@@ -330,13 +327,13 @@ def test_refusals_change_nothing(fleet):
 def test_jetpack_upgrade_is_re_verified(fleet):
     before = fleet.fact("orin-reject")
     release = fleet.hosts["orin-reject"].path(nspawn.IDENTITY_DIR + "/etc/nv_tegra_release")
-    text = release.read_text()
-    assert "# R39 (release), REVISION: 2.0," in text
-    release.write_text(text.replace("REVISION: 2.0,", "REVISION: 2.1,", 1))  # JetPack 7.2 -> 7.2.1
+    assert release.read_text().startswith("# R36 ")
+    # The upgrade: JetPack 7.2.1's release file (L4T R39) replaces JetPack 6's.
+    release.write_bytes((nspawn.FIXTURES / "orin-agx-r39" / "etc" / "nv_tegra_release").read_bytes())
     _rc, out = fleet.play("orin-reject", extra={"jetson_spec_draft_model": str(MODELS / "draft-perfect")})
     after = fleet.fact("orin-reject")
-    assert (before["jetson"]["l4t"], after["jetson"]["l4t"]) == ("39.2.0", "39.2.1")
-    assert (before["jetson"]["jetpack"], after["jetson"]["jetpack"]) == ("7.2", "7.2.1")
+    assert before["jetson"]["l4t"].startswith("36.") and after["jetson"]["l4t"] == "39.2.1"
+    assert before["jetson"]["jetpack"].startswith("6.") and after["jetson"]["jetpack"] == "7.2.1"
     assert after["fingerprint"] != before["fingerprint"]
     assert after["started"] != before["started"], "the host was not re-verified"
     assert after["baseline_reused"] is False
