@@ -51,13 +51,24 @@ def fleet_rows(hosts, hostvars, active_hosts=None):
         raise AnsibleFilterError(str(exc))
 
 
-def fleet_report(rows, title='Speculative decoding: fleet report', generated=None):
-    """Rows -> {rows, counts, table, html, json}."""
+def fleet_report(rows, title='Speculative decoding: fleet report', generated=None, report_dir=None):
+    """Rows -> {rows, counts, table, html, json} (+ report_dir, html_path, json_path on the controller)."""
     if not isinstance(rows, list) or not all(isinstance(item, dict) for item in rows):
         raise AnsibleFilterError('fleet_report takes the list of rows fleet_rows returns')
-    return _fleet_report.report(rows, title=title, generated=generated)
+    return _fleet_report.report(rows, title=title, generated=generated, report_dir=report_dir)
+
+
+def fleet_facts_table(hosts, hostvars):
+    """Lines of text: one per host, from each host's ansible_facts.jetson (jetson_facts)."""
+    if isinstance(hosts, str) or not hasattr(hosts, '__iter__'):
+        raise AnsibleFilterError('fleet_facts_table takes a list of host names, not %s' % type(hosts).__name__)
+    facts = {}
+    for host in hosts:
+        host_vars = hostvars[host] if host in hostvars else {}
+        facts[host] = (_get(host_vars, 'ansible_facts') or {}).get('jetson')
+    return _fleet_report.facts_table(facts)
 
 
 class FilterModule(object):
     def filters(self):
-        return {'fleet_rows': fleet_rows, 'fleet_report': fleet_report}
+        return {'fleet_rows': fleet_rows, 'fleet_report': fleet_report, 'fleet_facts_table': fleet_facts_table}

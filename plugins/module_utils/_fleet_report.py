@@ -16,6 +16,7 @@ __metaclass__ = type
 import html
 import json
 import math
+import os
 
 # Statuses a row can have: the role's (first five), and what the fleet pieces add.
 STATUSES = ('enabled', 'reverted', 'refused', 'failed', 'disabled', 'unreachable', 'not_attempted', 'no_record')
@@ -318,14 +319,58 @@ def report_html(rows, title='Speculative decoding: fleet report', generated=None
     return head + ''.join(body)
 
 
-def report(rows, title='Speculative decoding: fleet report', generated=None):
-    """Everything the playbooks write and print: rows, counts, the text table, the HTML and its JSON twin."""
+REPORT_NAME = 'fleet-report'
+
+
+def report(rows, title='Speculative decoding: fleet report', generated=None, report_dir=None):
+    """Everything the playbooks write and print: rows, counts, the text table, the HTML and its JSON twin.
+
+    ``report_dir`` (relative to the controller's working directory) gives ``report_dir``, ``html_path``
+    and ``json_path`` as absolute paths.
+    """
     summary = counts(rows)
     twin = {'title': title, 'generated': generated, 'counts': summary, 'hosts': rows}
-    return {
+    paths = {}
+    if report_dir:
+        directory = os.path.abspath(os.path.expanduser(str(report_dir)))
+        paths = {'report_dir': directory, 'html_path': os.path.join(directory, REPORT_NAME + '.html'),
+                 'json_path': os.path.join(directory, REPORT_NAME + '.json')}
+    return dict(paths, **{
         'rows': rows,
         'counts': summary,
         'table': table(rows),
         'html': report_html(rows, title=title, generated=generated),
         'json': json.dumps(twin, indent=2, sort_keys=True) + '\n',
-    }
+    })
+
+
+# --- the facts table (facts.yml) ------------------------------------------------------------------------
+def facts_table(hosts_facts):
+    """Lines of text, one per host, from {host: ansible_facts.jetson or None} (inventory order kept)."""
+    columns = '%-18s %-34s %-16s %-18s %-18s %-14s %-12s %s'
+    lines = [columns % ('host', 'family / variant', 'L4T / JetPack', 'memory total/avail', 'power mode',
+                        'vLLM runtime', 'eagle3/draft', 'warnings')]
+    for host, facts in hosts_facts.items():
+        if not isinstance(facts, dict) or not facts:
+            lines.append(columns % (host[:18], 'no facts (unreachable or failed)', '-', '-', '-', '-', '-', '-'))
+            continue
+        if not facts.get('is_jetson'):
+            family = 'not a Jetson'
+            release = '-'
+        else:
+            family = '%s / %s%s' % (facts.get('generation'), facts.get('variant'),
+                                    ' (super)' if facts.get('super_mode') else '')
+            release = '%s / %s' % ((facts.get('l4t') or {}).get('version') or '?', facts.get('jetpack') or '?')
+        memory = facts.get('memory') or {}
+        power = facts.get('power') or {}
+        mode = power.get('mode_name') or '-'
+        if power.get('max_performance') is False:
+            mode += ' (not max)'
+        speculation = facts.get('speculation') or {}
+        lines.append(columns % (
+            host[:18], family[:34], release, '%s / %s MB' % (memory.get('total_mb', '?'), memory.get('available_mb', '?')),
+            mode[:18], (facts.get('vllm_runtime') or {}).get('path') or '-',
+            '%s/%s' % ('yes' if speculation.get('eagle3_supported') else 'no',
+                       'yes' if speculation.get('draft_model_supported') else 'no'),
+            len(facts.get('warnings') or [])))
+    return lines
