@@ -1,0 +1,143 @@
+"""Fleet use: enable_speculation.yml through ansible-runner (the library AWX runs jobs with) on a
+real systemd host, the report playbook, and the HTML report in headless Chromium.
+
+The runner test boots one systemd-nspawn host (tests/nspawn/fleet.py) with the Orin Nano identity
+(fixture ``orin-nano-8gb-super``) and the serve role's unit for the test bed's vLLM written but not
+started: the plan refuses an Orin Nano before any benchmark, so no vLLM runs and the job ends
+``successful`` with the host ``refused`` and its unit untouched.
+"""
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+
+from conftest import BIN, COLLECTIONS, TOP, _ansible_env, run_playbook
+
+sys.path.insert(0, str(TOP / "tests" / "nspawn"))
+import fleet as nspawn  # noqa: E402  pylint: disable=wrong-import-position
+
+OUT = TOP / "tests" / "output" / "fleet"
+UNIT = "/etc/systemd/system/vllm.service"
+FACT = "/etc/ansible/facts.d/jetson_vllm_speculative.fact"
+NANO = "hf-fleet-nano"
+PORT = 8231
+
+
+def nano_vars():
+    return {
+        "vllm_runtime": "native",
+        "vllm_native_command": [str(nspawn.TESTBED / "venv" / "bin" / "vllm"), "serve"],
+        "vllm_model": str(nspawn.TESTBED / "models" / "target"),
+        "vllm_served_model_name": "target",
+        "vllm_host": "127.0.0.1",
+        "vllm_port": PORT,
+        "vllm_max_model_len": 1024,
+        "jetson_spec_facts_root": nspawn.IDENTITY_DIR,
+        "jetson_spec_method": "draft_model",
+        "jetson_spec_draft_model": str(nspawn.TESTBED / "models" / "draft-perfect"),
+        "jetson_spec_guard_timeout": 900,
+        "vllm_startup_timeout": 420,
+    }
+
+
+@pytest.fixture(scope="module")
+def nano_host():
+    if os.geteuid() != 0 or not shutil.which("systemd-nspawn"):
+        pytest.skip("needs root and systemd-nspawn (make nspawn)")
+    OUT.mkdir(parents=True, exist_ok=True)
+    host = nspawn.Host(NANO, identity="orin-nano-8gb-super", vllm_port=PORT)
+    host.create().boot()
+    try:
+        inventory = nspawn.write_inventory(OUT / "inventory.json", [host], host_vars={NANO: nano_vars()})
+        run_playbook(TOP / "tests" / "integration" / "playbooks" / "fleet" / "serve_unit.yml", inventory=inventory)
+        yield host, inventory
+    finally:
+        host.destroy()
+
+
+def _events(artifact_dir):
+    events = []
+    for path in sorted(glob.glob(str(artifact_dir / "job_events" / "*.json"))):
+        with open(path, encoding="utf-8") as handle:
+            events.append(json.load(handle))
+    return sorted(events, key=lambda event: event["counter"])
+
+
+def test_enable_speculation_through_ansible_runner_refuses_the_orin_nano(nano_host, tmp_path, monkeypatch):
+    ansible_runner = pytest.importorskip("ansible_runner")
+    host, inventory = nano_host
+    unit_before = host.path(UNIT).read_bytes()
+    assert b"ExecStart=" in unit_before and str(PORT).encode() in unit_before
+    assert not host.path(FACT).exists()
+
+    private = tmp_path / "runner"
+    (private / "project").mkdir(parents=True)
+    report_dir = tmp_path / "reports"
+    env = _ansible_env()
+    monkeypatch.setenv("PATH", env["PATH"])
+    result = ansible_runner.run(
+        private_data_dir=str(private),
+        playbook="jetson_llm.vllm.enable_speculation",          # a collection playbook, as on a controller
+        inventory=str(inventory),
+        ident="enable-1",
+        extravars={"jetson_spec_hosts": "all", "jetson_spec_expected_concurrency": 1,
+                   "jetson_spec_report_dir": str(report_dir)},
+        envvars={key: env[key] for key in ("ANSIBLE_COLLECTIONS_PATH", "ANSIBLE_PYTHON_INTERPRETER", "PATH",
+                                           "ANSIBLE_NOCOLOR", "ANSIBLE_HOST_KEY_CHECKING")},
+        quiet=True,
+    )
+    artifacts = private / "artifacts" / "enable-1"
+    stdout = (artifacts / "stdout").read_text(errors="replace") if (artifacts / "stdout").exists() else ""
+    (OUT / "runner-enable.log").write_text(stdout)
+    assert result.status == "successful", stdout[-6000:]
+    assert result.rc == 0
+    assert (artifacts / "status").read_text().strip() == "successful"
+    assert (artifacts / "rc").read_text().strip() == "0"
+
+    events = _events(artifacts)
+    kinds = [event["event"] for event in events]
+    assert kinds[0] == "playbook_on_start" and kinds[-1] == "playbook_on_stats"
+    assert "runner_on_failed" not in kinds and "runner_on_unreachable" not in kinds
+    # the plan refused the host: no benchmark ran, nothing was applied
+    task_names = [event["event_data"].get("task", "") for event in events if event["event"] == "runner_on_ok"]
+    assert any(name.startswith("A refusal ends the role") for name in task_names)
+    assert not any(name.startswith("Benchmark the running service") for name in task_names)
+
+    stats = events[-1]["event_data"]
+    artifact_data = stats["artifact_data"]
+    spec = artifact_data["jetson_spec_results"][NANO]
+    assert spec["status"] == "refused"
+    assert any("Orin Nano" in reason or "orin-nano" in reason.lower() for reason in spec["reasons"]), spec["reasons"]
+    assert spec["changed_this_run"] is True
+    fleet = artifact_data["jetson_spec_fleet"]
+    assert fleet["total"] == 1 and fleet["by_status"]["refused"] == 1 and fleet["attention"] == [NANO]
+    assert result.stats["failures"] == {} and result.stats["dark"] == {}
+
+    # on the host: the refusal recorded, the unit byte for byte as it was, nothing started
+    assert host.path(UNIT).read_bytes() == unit_before
+    fact = json.loads(host.path(FACT).read_text())
+    assert fact["status"] == "refused" and fact["jetson"]["product_line"] == "orin-nano"
+    active = host.nsenter(["systemctl", "is-active", "vllm.service"], check=False).stdout.strip()
+    assert active != "active"
+
+    # the fleet report on the controller
+    twin = json.loads((report_dir / "fleet-report.json").read_text())
+    assert [row["host"] for row in twin["hosts"]] == [NANO]
+    assert twin["hosts"][0]["status"] == "refused" and twin["hosts"][0]["family"] == "orin-nano"
+    assert "data-host=\"%s\"" % NANO in (report_dir / "fleet-report.html").read_text()
+
+    # report.yml reads the same outcome back from the host's fact file
+    proc = run_playbook("jetson_llm.vllm.report", inventory=inventory,
+                        extra_vars={"jetson_spec_hosts": "all", "jetson_spec_report_dir": str(tmp_path / "again")})
+    again = json.loads((tmp_path / "again" / "fleet-report.json").read_text())
+    assert again["hosts"][0]["status"] == "refused", proc.stdout[-3000:]
