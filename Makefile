@@ -12,7 +12,8 @@ BIN        := $(VENV)/bin
 STAMPS     := $(TOP)/.build/stamps
 COLL_LINK  := $(TOP)/.build/collections
 ANSIBLE_ENV := ANSIBLE_COLLECTIONS_PATH=$(COLL_LINK) ANSIBLE_FORCE_COLOR=0 PATH=$(BIN):$$PATH
-APT_PACKAGES := python3-venv git make tar zstd ca-certificates shellcheck
+# chromium: tests/integration/test_fleet.py opens the fleet report in headless Chromium.
+APT_PACKAGES := python3-venv git make tar zstd ca-certificates shellcheck chromium
 
 .PHONY: help deps venv collection demo test lint sanity units compat integration testbed nspawn bench changelog clean
 

@@ -195,6 +195,7 @@ _CSS = """
   :root { --bg: #0d1117; --fg: #e6edf3; --muted: #9198a1; --grid: #30363d; --before: #6e7681; --after: #4493f8;
           --before8: #3d444d; --after8: #1f6feb; --ok: #3fb950; --warn: #d29922; --bad: #f85149; --row: #161b22; }
 }
+@page { size: A4 landscape; margin: 10mm; }
 @media print {
   :root { --bg: #ffffff; --fg: #000000; --muted: #333333; --grid: #999999; --before: #777777; --after: #000000;
           --before8: #bbbbbb; --after8: #444444; --ok: #000000; --warn: #000000; --bad: #000000; --row: #eeeeee; }
@@ -207,6 +208,9 @@ p.meta, td.reason, figcaption { color: var(--muted); }
 table { border-collapse: collapse; width: 100%; font-size: .8rem; margin-top: 1rem; }
 th, td { border-bottom: 1px solid var(--grid); padding: .3rem .4rem; text-align: left; vertical-align: top; }
 tbody tr:nth-child(even) { background: var(--row); }
+div.table { overflow-x: auto; }
+td.reason { min-width: 14rem; }
+td:first-child { white-space: nowrap; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .status { font-weight: 700; text-transform: uppercase; }
 .status-enabled { color: var(--ok); }
@@ -298,7 +302,7 @@ def report_html(rows, title='Speculative decoding: fleet report', generated=None
                'GPU util after', 'tok/s c=1 before', 'tok/s c=1 after', 'TPOT p50 c=1 before (ms)',
                'TPOT p50 c=1 after (ms)', 'tok/s c=8 before', 'tok/s c=8 after', 'TPOT p50 c=8 before (ms)',
                'TPOT p50 c=8 after (ms)', 'Acceptance', 'Verdict', 'Reason', 'Hand-off')
-    body.append('<table id="fleet"><thead><tr>%s</tr></thead><tbody>' % ''.join('<th>%s</th>' % _e(h) for h in headers))
+    body.append('<div class="table"><table id="fleet"><thead><tr>%s</tr></thead><tbody>' % ''.join('<th>%s</th>' % _e(h) for h in headers))
     for item in rows:
         body.append('<tr class="host-row" data-host="%s" data-status="%s"><td>%s</td>'
                     '<td class="status status-%s">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>%s%s%s'
@@ -315,7 +319,7 @@ def report_html(rows, title='Speculative decoding: fleet report', generated=None
                         _cell(item['c8']['tpot_p50_before'], '%.2f'), _cell(item['c8']['tpot_p50_after'], '%.2f'),
                         _cell(item['acceptance_rate'], '%.2f'), _e(item['verdict'] or '-'), _e(item['reason']),
                         _e(item['handoff'])))
-    body.append('</tbody></table></body></html>\n')
+    body.append('</tbody></table></div></body></html>\n')
     return head + ''.join(body)
 
 

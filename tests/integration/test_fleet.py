@@ -26,6 +26,10 @@ from conftest import BIN, COLLECTIONS, TOP, _ansible_env, run_playbook
 sys.path.insert(0, str(TOP / "tests" / "nspawn"))
 import fleet as nspawn  # noqa: E402  pylint: disable=wrong-import-position
 
+_ansible_env()  # links the collection under .build/collections
+sys.path.insert(0, str(COLLECTIONS))
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _fleet_report as fr  # noqa: E402  pylint: disable=wrong-import-position
+
 OUT = TOP / "tests" / "output" / "fleet"
 UNIT = "/etc/systemd/system/vllm.service"
 FACT = "/etc/ansible/facts.d/jetson_vllm_speculative.fact"
@@ -141,3 +145,101 @@ def test_enable_speculation_through_ansible_runner_refuses_the_orin_nano(nano_ho
                         extra_vars={"jetson_spec_hosts": "all", "jetson_spec_report_dir": str(tmp_path / "again")})
     again = json.loads((tmp_path / "again" / "fleet-report.json").read_text())
     assert again["hosts"][0]["status"] == "refused", proc.stdout[-3000:]
+
+
+# --- the HTML report in a real browser ---------------------------------------------------------------------
+def _chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    pytest.skip("no Chromium (apt-get install chromium; make test installs it)")
+    return None
+
+
+def _chromium_run(browser, args, profile, timeout=120):
+    cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+           "--disable-dev-shm-usage", f"--user-data-dir={profile}", *args]
+    return subprocess.run(cmd, text=True, capture_output=True, timeout=timeout, check=False)
+
+
+def _png_pixels(path):
+    """(width, height, distinct colours of a sample) of an 8-bit RGB(A) PNG, with the standard library."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, chunks = 8, {}
+    idat = b""
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            chunks["IHDR"] = body
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    width, height, depth, colour = struct.unpack(">IIBB", chunks["IHDR"][:10])
+    assert depth == 8 and colour in (2, 6), (depth, colour)
+    channels = 3 if colour == 2 else 4
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    rows, prev, pos = [], bytearray(stride), 0
+    for _ in range(height):
+        kind, line = raw[pos], bytearray(raw[pos + 1:pos + 1 + stride])
+        pos += 1 + stride
+        for i in range(stride):
+            left = line[i - channels] if i >= channels else 0
+            up, corner = prev[i], (prev[i - channels] if i >= channels else 0)
+            if kind == 1:
+                line[i] = (line[i] + left) & 0xFF
+            elif kind == 2:
+                line[i] = (line[i] + up) & 0xFF
+            elif kind == 3:
+                line[i] = (line[i] + (left + up) // 2) & 0xFF
+            elif kind == 4:
+                estimate = left + up - corner
+                pa, pb, pc = abs(estimate - left), abs(estimate - up), abs(estimate - corner)
+                line[i] = (line[i] + (left if pa <= pb and pa <= pc else up if pb <= pc else corner)) & 0xFF
+        rows.append(bytes(line))
+        prev = line
+    colours = set()
+    for line in rows[::7]:
+        for x in range(0, stride, channels * 5):
+            colours.add(line[x:x + 3])
+    return width, height, colours
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_fleet_report_renders_in_headless_chromium(tmp_path, scheme):
+    browser = _chromium()
+    hosts = json.loads((TOP / "tests" / "fixtures" / "fleet" / "hosts.json").read_text())
+    rows = fr.rows_from_hosts(list(hosts), hosts)
+    result = fr.report(rows, generated="2026-11-30T18:00:00Z", report_dir=str(tmp_path))
+    page = Path(result["html_path"])
+    page.write_text(result["html"], encoding="utf-8")
+    OUT.mkdir(parents=True, exist_ok=True)
+    extra = ["--force-dark-mode", "--blink-settings=preferredColorScheme=0"] if scheme == "dark" else \
+        ["--blink-settings=preferredColorScheme=1"]
+
+    dom = _chromium_run(browser, [*extra, "--dump-dom", page.as_uri()], tmp_path / "profile-dom")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    html_out = dom.stdout
+    for item in rows:
+        assert f'<tr class="host-row" data-host="{item["host"]}" data-status="{item["status"]}">' in html_out
+    assert html_out.count('class="host-row"') == len(rows)
+    assert '<svg id="throughput-chart"' in html_out and html_out.count('<g class="host"') == len(rows)
+    assert html_out.count('<rect class="bar ') == 10     # 4 bars for each of 2 measured hosts, 2 for the failed one
+
+    shot = OUT / f"fleet-report-{scheme}.png"
+    if shot.exists():
+        shot.unlink()
+    proc = _chromium_run(browser, [*extra, f"--screenshot={shot}", "--window-size=1400,1300",
+                                   "--hide-scrollbars", page.as_uri()], tmp_path / "profile-shot")
+    assert proc.returncode == 0 and shot.is_file(), proc.stderr[-2000:]
+    width, height, colours = _png_pixels(shot)
+    assert (width, height) == (1400, 1300)
+    assert len(colours) >= 6, f"the screenshot looks blank: {len(colours)} colours"
+    # the bars' colours are on the page (light: #0969da after, dark: #4493f8)
+    after = bytes.fromhex("0969da" if scheme == "light" else "4493f8")
+    assert after in colours or any(sum(abs(a - b) for a, b in zip(c, after)) < 24 for c in colours), \
+        f"no 'after' bar colour in the {scheme} screenshot"
