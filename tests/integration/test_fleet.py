@@ -243,3 +243,51 @@ def test_fleet_report_renders_in_headless_chromium(tmp_path, scheme):
     after = bytes.fromhex("0969da" if scheme == "light" else "4493f8")
     assert after in colours or any(sum(abs(a - b) for a, b in zip(c, after)) < 24 for c in colours), \
         f"no 'after' bar colour in the {scheme} screenshot"
+
+
+# --- the execution environment -------------------------------------------------------------------------------
+def test_execution_environment_build_context(tmp_path):
+    """`ansible-builder create` writes a context with the collection, its dependencies and the pinned tools."""
+    env = _ansible_env()
+    builder = BIN / "ansible-builder"
+    if not builder.exists():
+        pytest.skip("ansible-builder is not installed (tests/requirements.txt)")
+    proc = subprocess.run(["make", "ee"], cwd=TOP, env=env, text=True, capture_output=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    context = TOP / ".build" / "ee" / "context"
+    containerfile = next(p for p in (context / "Containerfile", context / "Dockerfile") if p.exists())
+    text = containerfile.read_text()
+    ee = __import__("yaml").safe_load((TOP / "execution-environment.yml").read_text())
+    assert ee["version"] == 3
+    assert 'ANSIBLE_INSTALL_REFS="ansible-core==2.19.14 ansible-runner==2.4.3"' in text
+    assert 'ARG EE_BASE_IMAGE="%s"' % ee["images"]["base_image"]["name"] in text
+    assert "COPY _build/collection /build/collection" in text
+    assert "ansible-galaxy collection install" in text and "introspect" in text
+    requirements = __import__("yaml").safe_load((context / "_build" / "requirements.yml").read_text())
+    names = [item["name"] for item in requirements["collections"]]
+    assert names == ["/build/collection/jetson_llm-vllm.tar.gz", "community.docker"]
+    tarball = context / "_build" / "collection" / "jetson_llm-vllm.tar.gz"
+    assert tarball.is_file()
+
+    # the tarball is this collection, with what AWX runs and what the EE reads
+    import tarfile  # pylint: disable=import-outside-toplevel
+    with tarfile.open(tarball) as archive:
+        members = set(archive.getnames())
+        manifest = json.load(archive.extractfile("MANIFEST.json"))
+    assert manifest["collection_info"]["namespace"] == "jetson_llm" and manifest["collection_info"]["name"] == "vllm"
+    assert "community.docker" in manifest["collection_info"]["dependencies"]
+    for path in ("meta/execution-environment.yml", "meta/ee-bindep.txt", "playbooks/enable_speculation.yml",
+                 "playbooks/tasks/fleet_report.yml", "roles/speculative_decoding/tasks/main.yml",
+                 "plugins/filter/fleet_report.py", "awx/survey_enable_speculation.json"):
+        assert path in members, path
+
+    # ansible-builder's introspection (what the image build runs) finds the collection's system dependencies
+    collections = tmp_path / "collections"
+    install = subprocess.run([str(BIN / "ansible-galaxy"), "collection", "install", "--offline", "--no-deps", "--force", "-p",
+                              str(collections), str(tarball)], env=env, text=True, capture_output=True, timeout=300,
+                             check=False)
+    assert install.returncode == 0, install.stderr
+    found = subprocess.run([str(builder), "introspect", "--sanitize", str(collections)], env=env, text=True,
+                           capture_output=True, timeout=120, check=False)
+    assert found.returncode == 0, found.stderr
+    assert "openssh-client [platform:dpkg]  # from collection jetson_llm.vllm" in found.stdout
