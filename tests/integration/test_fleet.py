@@ -147,6 +147,38 @@ def test_enable_speculation_through_ansible_runner_refuses_the_orin_nano(nano_ho
     assert again["hosts"][0]["status"] == "refused", proc.stdout[-3000:]
 
 
+
+def test_rollout_stops_after_a_failed_batch_and_the_summary_names_every_host(nano_host, tmp_path):
+    """Canary (the Orin Nano: refused, not a failure) passes; the next batch is unreachable, so the rollout
+    stops; the summary and the report name the refused, the unreachable and the not-attempted hosts."""
+    host, inventory = nano_host
+    inv = json.loads(Path(inventory).read_text())
+    unreachable = {"ansible_connection": "ssh", "ansible_host": "127.0.0.1", "ansible_port": 1,
+                   "ansible_user": "nobody", "ansible_ssh_common_args": "-o ConnectTimeout=3 -o BatchMode=yes"}
+    for name in ("hf-gone-1", "hf-gone-2", "hf-later-1"):
+        inv["all"]["hosts"][name] = dict(unreachable)
+    rollout = tmp_path / "rollout.json"
+    rollout.write_text(json.dumps(inv))
+    unit_before = host.path(UNIT).read_bytes()
+    proc = run_playbook("jetson_llm.vllm.enable_speculation", inventory=rollout, check=False,
+                        extra_vars={"jetson_spec_hosts": "all", "jetson_spec_canary_size": 1,
+                                    "jetson_spec_batch_size": 2, "jetson_spec_max_fail_percentage": 20,
+                                    "jetson_spec_report_dir": str(tmp_path / "reports")})
+    out = proc.stdout + proc.stderr
+    (OUT / "rollout.log").write_text(out)
+    assert proc.returncode != 0, out[-4000:]
+    # the later batch never started
+    assert "[hf-later-1]" not in out and "hf-later-1 " not in out.split("PLAY RECAP")[-1], out[-4000:]
+    twin = json.loads((tmp_path / "reports" / "fleet-report.json").read_text())
+    status = {row["host"]: row["status"] for row in twin["hosts"]}
+    assert status == {NANO: "refused", "hf-gone-1": "unreachable", "hf-gone-2": "unreachable",
+                      "hf-later-1": "not_attempted"}
+    assert twin["counts"]["attention"] == [NANO, "hf-gone-1", "hf-gone-2", "hf-later-1"]
+    assert "Needs attention: %s (refused), hf-gone-1 (unreachable), hf-gone-2 (unreachable), hf-later-1 " \
+           "(not_attempted)" % NANO in out
+    assert host.path(UNIT).read_bytes() == unit_before
+
+
 # --- the HTML report in a real browser ---------------------------------------------------------------------
 def _chromium():
     for name in ("chromium", "chromium-browser", "google-chrome"):
