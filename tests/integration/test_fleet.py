@@ -179,6 +179,50 @@ def test_rollout_stops_after_a_failed_batch_and_the_summary_names_every_host(nan
     assert host.path(UNIT).read_bytes() == unit_before
 
 
+
+# --- facts.yml and benchmark.yml on local hosts ----------------------------------------------------------------
+def _local_inventory(path, hosts):
+    inv = {"jetsons": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": "/usr/bin/python3"},
+                       "hosts": hosts}}
+    path.write_text(json.dumps(inv))
+    return path
+
+
+def test_facts_playbook_prints_one_line_per_host(tmp_path):
+    fixtures = TOP / "tests" / "fixtures" / "rootfs"
+    inventory = _local_inventory(tmp_path / "inv.json", {
+        "f-thor": {"jetson_spec_facts_root": str(fixtures / "thor-t5000")},
+        "f-nano": {"jetson_spec_facts_root": str(fixtures / "orin-nano-8gb-super")},
+        "f-x86": {"jetson_spec_facts_root": str(fixtures / "non-jetson-x86")},
+    })
+    proc = run_playbook("jetson_llm.vllm.facts", inventory=inventory)
+    lines = [line.strip().strip('",') for line in proc.stdout.splitlines()]
+    table = {line.split()[0]: line for line in lines if line.startswith("f-") and " : ok=" not in line}
+    assert set(table) == {"f-thor", "f-nano", "f-x86"}, proc.stdout[-3000:]
+    assert "thor" in table["f-thor"].lower() and "upstream" in table["f-thor"]
+    assert "nano" in table["f-nano"].lower() and "nvidia-ai-iot" in table["f-nano"]
+    assert "not a Jetson" in table["f-x86"]
+
+
+def test_benchmark_playbook_writes_json_per_host(tmp_path):
+    sys.path.insert(0, str(TOP / "tests" / "utils"))
+    from fake_vllm import FakeVLLM  # pylint: disable=import-outside-toplevel
+
+    workload = {"concurrency": [1, 2], "num_prompts": 3, "warmup_prompts": 1, "input_len": 32, "output_len": 8}
+    with FakeVLLM(model="fake-model", ttft=0.01, itl=0.002) as server:
+        host = {"vllm_host": "127.0.0.1", "vllm_port": server.port, "vllm_model": "fake-model",
+                "jetson_spec_benchmark": workload}
+        inventory = _local_inventory(tmp_path / "inv.json", {"b-one": host, "b-two": dict(host)})
+        run_playbook("jetson_llm.vllm.benchmark", inventory=inventory,
+                     extra_vars={"jetson_spec_report_dir": str(tmp_path / "reports")})
+    for name in ("b-one", "b-two"):
+        result = json.loads((tmp_path / "reports" / "benchmarks" / ("%s.json" % name)).read_text())
+        assert result["model"] == "fake-model"
+        assert [run["concurrency"] for run in result["runs"]] == [1, 2]
+        assert all(run["completed"] == 3 and run["failed"] == 0 for run in result["runs"])
+        assert result["runs"][0]["tpot_ms_p50"] > 0
+
+
 # --- the HTML report in a real browser ---------------------------------------------------------------------
 def _chromium():
     for name in ("chromium", "chromium-browser", "google-chrome"):
