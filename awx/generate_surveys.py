@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """AWX / AAP survey specs from the roles' meta/argument_specs.yml (and awx/surveys.yml).
 
     python3 awx/generate_surveys.py            # writes awx/survey_<playbook>.json
