@@ -180,6 +180,20 @@ def test_rollout_stops_after_a_failed_batch_and_the_summary_names_every_host(nan
 
 
 
+def test_disable_speculation_leaves_a_host_that_never_speculated_alone(nano_host, tmp_path):
+    """disable_speculation on the refused Orin Nano: nothing to restore, nothing changes, the record stays."""
+    host, inventory = nano_host
+    unit_before, fact_before = host.path(UNIT).read_bytes(), host.path(FACT).read_bytes()
+    proc = run_playbook("jetson_llm.vllm.disable_speculation", inventory=inventory,
+                        extra_vars={"jetson_spec_hosts": "all", "jetson_spec_report_dir": str(tmp_path / "r")})
+    assert "%s: REFUSED (recorded earlier, nothing changed since)" % NANO in proc.stdout, proc.stdout[-3000:]
+    assert host.path(UNIT).read_bytes() == unit_before and host.path(FACT).read_bytes() == fact_before
+    twin = json.loads((tmp_path / "r" / "fleet-report.json").read_text())
+    assert twin["title"] == "Speculative decoding disabled: fleet report"
+    assert [(row["host"], row["status"]) for row in twin["hosts"]] == [(NANO, "refused")]
+
+
+
 # --- facts.yml and benchmark.yml on local hosts ----------------------------------------------------------------
 def _local_inventory(path, hosts):
     inv = {"jetsons": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": "/usr/bin/python3"},
