@@ -80,7 +80,7 @@ def row(host, record=None, groups=None, state=None, error=None):
     if status not in STATUSES:
         status = str(status)
     reasons = [str(r) for r in (record.get('reasons') or [])]
-    if error:
+    if error and record.get('status') != 'failed':  # a failed record's reasons already carry the error
         reasons.append(str(error))
     if not record and not reasons:
         reasons = {

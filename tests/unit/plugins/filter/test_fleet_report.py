@@ -41,6 +41,9 @@ def test_hosts_without_a_record_are_shown_with_why():
     assert "unreachable" in nx["reason"]
     assert fr.row("h", None, [], "not_attempted")["status"] == "not_attempted"
     assert fr.row("h")["status"] == "no_record"
+    # the role's failed record already says why: the play's error is not repeated
+    failed = fr.row("h", {"status": "failed", "reasons": ["Task X failed: boom."]}, [], "failed", "Task X failed: boom.")
+    assert failed["reason"] == "Task X failed: boom."
     # a pending record of a host that then went unreachable is shown as unreachable
     assert fr.row("h", {"status": "pending", "reasons": []}, [], "unreachable")["status"] == "unreachable"
 
