@@ -15,7 +15,8 @@ from ansible_collections.jetson_llm.vllm.plugins.module_utils import _fleet_repo
 def _get(host_vars, key):
     try:
         return host_vars[key] if key in host_vars else None
-    except Exception:  # pylint: disable=broad-except  (an undefined or broken variable of one host must not hide the others)
+    # An undefined or broken variable of one host must not hide the others.
+    except Exception:  # pylint: disable=broad-except
         return None
 
 

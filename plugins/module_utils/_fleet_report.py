@@ -237,13 +237,14 @@ def chart_svg(rows):
     label_w, plot_w, bar_h, gap, top = 170, 520, 9, 14, 34
     group_h = bar_h * len(_BARS) + gap
     height = top + group_h * max(len(rows), 1) + 24
-    values = [item[c][k] for item in rows for c, k, _, _ in _BARS if item[c][k] is not None]
+    values = [item[spec[0]][spec[1]] for item in rows for spec in _BARS if item[spec[0]][spec[1]] is not None]
     scale_max = max(values) if values else 1.0
+    full_w = label_w + plot_w + 90
     parts = ['<svg id="throughput-chart" role="img" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
-             'viewBox="0 0 %d %d" aria-labelledby="chart-title">' % (label_w + plot_w + 90, height,
-                                                                      label_w + plot_w + 90, height),
+             'viewBox="0 0 %d %d" aria-labelledby="chart-title">' % (full_w, height, full_w, height),
              '<title id="chart-title">Output throughput before and after speculative decoding, per host</title>']
-    for index, (_, _, css, text) in enumerate(_BARS):
+    for index, legend in enumerate(_BARS):
+        css, text = legend[2], legend[3]
         x = label_w + index * 120
         parts.append('<rect class="legend %s" x="%d" y="6" width="12" height="10"/><text x="%d" y="15">%s</text>'
                      % (css, x, x + 16, _e(text)))
@@ -253,17 +254,17 @@ def chart_svg(rows):
         parts.append('<text x="0" y="%d">%s</text>' % (y0 + 2 * bar_h, _e(item['host'][:26])))
         parts.append('<text class="muted" x="0" y="%d">%s</text>' % (y0 + 3.6 * bar_h, _e(item['status'])))
         measured = False
-        for bar, (conc, key, css, text) in enumerate(_BARS):
+        for slot, (conc, key, css, text) in enumerate(_BARS):
             value = item[conc][key]
             if value is None:
                 continue
             measured = True
             width = max(1.0, plot_w * value / scale_max)
-            y = y0 + bar * bar_h
-            parts.append('<rect class="bar %s" x="%d" y="%d" width="%.1f" height="%d"><title>%s %s: %.1f tok/s</title>'
-                         '</rect><text x="%.1f" y="%d">%.1f</text>' % (css, label_w, y, width, bar_h - 1,
-                                                                      _e(item['host']), _e(text), value,
-                                                                      label_w + width + 4, y + bar_h - 1, value))
+            y = y0 + slot * bar_h
+            parts.append(
+                '<rect class="bar %s" x="%d" y="%d" width="%.1f" height="%d"><title>%s %s: %.1f tok/s</title></rect>'
+                '<text x="%.1f" y="%d">%.1f</text>' % (css, label_w, y, width, bar_h - 1, _e(item['host']), _e(text),
+                                                       value, label_w + width + 4, y + bar_h - 1, value))
         if not measured:
             parts.append('<text class="muted" x="%d" y="%d">no measurement (%s)</text>'
                          % (label_w, y0 + 2 * bar_h, _e(item['status'])))

@@ -9,7 +9,6 @@ started: the plan refuses an Orin Nano before any benchmark, so no vLLM runs and
 from __future__ import annotations
 
 import glob
-import hashlib
 import json
 import os
 import shutil
@@ -147,7 +146,6 @@ def test_enable_speculation_through_ansible_runner_refuses_the_orin_nano(nano_ho
     assert again["hosts"][0]["status"] == "refused", proc.stdout[-3000:]
 
 
-
 def test_rollout_stops_after_a_failed_batch_and_the_summary_names_every_host(nano_host, tmp_path):
     """Canary (the Orin Nano: refused, not a failure) passes; the next batch is unreachable, so the rollout
     stops; the summary and the report name the refused, the unreachable and the not-attempted hosts."""
@@ -179,7 +177,6 @@ def test_rollout_stops_after_a_failed_batch_and_the_summary_names_every_host(nan
     assert host.path(UNIT).read_bytes() == unit_before
 
 
-
 def test_disable_speculation_leaves_a_host_that_never_speculated_alone(nano_host, tmp_path):
     """disable_speculation on the refused Orin Nano: nothing to restore, nothing changes, the record stays."""
     host, inventory = nano_host
@@ -191,7 +188,6 @@ def test_disable_speculation_leaves_a_host_that_never_speculated_alone(nano_host
     twin = json.loads((tmp_path / "r" / "fleet-report.json").read_text())
     assert twin["title"] == "Speculative decoding disabled: fleet report"
     assert [(row["host"], row["status"]) for row in twin["hosts"]] == [(NANO, "refused")]
-
 
 
 # --- facts.yml and benchmark.yml on local hosts ----------------------------------------------------------------
@@ -274,7 +270,7 @@ def _png_pixels(path):
     raw = zlib.decompress(idat)
     stride = width * channels
     rows, prev, pos = [], bytearray(stride), 0
-    for _ in range(height):
+    for _row in range(height):
         kind, line = raw[pos], bytearray(raw[pos + 1:pos + 1 + stride])
         pos += 1 + stride
         for i in range(stride):
