@@ -12,9 +12,10 @@ BIN        := $(VENV)/bin
 STAMPS     := $(TOP)/.build/stamps
 COLL_LINK  := $(TOP)/.build/collections
 ANSIBLE_ENV := ANSIBLE_COLLECTIONS_PATH=$(COLL_LINK) ANSIBLE_FORCE_COLOR=0 PATH=$(BIN):$$PATH
-APT_PACKAGES := python3-venv git make tar zstd ca-certificates shellcheck
+# chromium: tests/integration/test_fleet.py opens the fleet report in headless Chromium.
+APT_PACKAGES := python3-venv git make tar zstd ca-certificates shellcheck chromium
 
-.PHONY: help deps venv collection demo test lint sanity units compat integration testbed nspawn bench changelog clean
+.PHONY: help deps venv collection demo test lint sanity units compat integration testbed nspawn bench changelog clean ee
 
 help:
 	@echo "make demo         run the main job on the built-in demo fleet"
@@ -90,6 +91,13 @@ compat: venv
 bench: collection testbed
 	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/python tests/benchmarks/client_ceiling.py
 	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/python tests/benchmarks/compare_vllm_bench.py
+
+# AWX / AAP execution environment: the build context (docs/fleet.md); `ansible-builder build` makes the image.
+ee: venv
+	rm -rf $(TOP)/.build/ee && mkdir -p $(TOP)/.build/ee
+	cd $(TOP) && $(BIN)/ansible-galaxy collection build --force --output-path .build/ee/dist .
+	cp $(TOP)/.build/ee/dist/jetson_llm-vllm-*.tar.gz $(TOP)/.build/ee/jetson_llm-vllm.tar.gz
+	cd $(TOP) && $(BIN)/ansible-builder create -f execution-environment.yml --context .build/ee/context
 
 changelog: venv
 	cd $(TOP) && $(BIN)/antsibull-changelog lint

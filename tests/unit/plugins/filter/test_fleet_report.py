@@ -1,0 +1,124 @@
+"""The fleet report: rows from recorded outcomes, counts, the text table, the HTML and its JSON twin."""
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.jetson_llm.vllm.plugins.filter import fleet_report as flt
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _fleet_report as fr
+
+FIXTURE = Path(__file__).resolve().parents[3] / "fixtures" / "fleet" / "hosts.json"
+
+
+def fixture_rows():
+    hosts = json.loads(FIXTURE.read_text())
+    return fr.rows_from_hosts(list(hosts), hosts)
+
+
+def test_rows_carry_the_columns_from_the_record():
+    rows = {item["host"]: item for item in fixture_rows()}
+    thor = rows["thor-devkit"]
+    assert thor["status"] == "enabled"
+    assert thor["family"] == "thor-agx" and thor["jetpack"] == "7.0" and thor["vllm_version"] == "0.20.1"
+    assert thor["method"] == "eagle3" and thor["num_speculative_tokens"] == 5
+    assert (thor["gpu_memory_utilization_before"], thor["gpu_memory_utilization_after"]) == (0.75, 0.7)
+    assert thor["c1"] == {"throughput_before": 21.1, "throughput_after": 29.75, "tpot_p50_before": 46.2,
+                          "tpot_p50_after": 32.8}
+    assert thor["c8"]["throughput_after"] == 122.8
+    assert thor["acceptance_rate"] == 0.71 and thor["verdict"] == "accept"
+    orin = rows["agx-orin-64"]
+    assert orin["status"] == "reverted" and "Remove --speculative-config" in orin["handoff"]
+    assert rows["orin-nano-super"]["handoff"] == "Next: serve a smaller model; tune memory."
+
+
+def test_hosts_without_a_record_are_shown_with_why():
+    rows = {item["host"]: item for item in fixture_rows()}
+    nx = rows["orin-nx-16"]
+    assert nx["status"] == "unreachable" and nx["family"] == "orin-nx"  # family from the inventory group
+    assert "unreachable" in nx["reason"]
+    assert fr.row("h", None, [], "not_attempted")["status"] == "not_attempted"
+    assert fr.row("h")["status"] == "no_record"
+    # the role's failed record already says why: the play's error is not repeated
+    failed = fr.row("h", {"status": "failed", "reasons": ["Task X failed: boom."]}, [], "failed", "Task X failed: boom.")
+    assert failed["reason"] == "Task X failed: boom."
+    # a pending record of a host that then went unreachable is shown as unreachable
+    assert fr.row("h", {"status": "pending", "reasons": []}, [], "unreachable")["status"] == "unreachable"
+
+
+def test_counts_never_hide_a_host_that_needs_attention():
+    summary = fr.counts(fixture_rows())
+    assert summary["total"] == 6
+    assert summary["by_status"]["enabled"] == 1 and summary["by_status"]["refused"] == 2
+    assert summary["by_status"]["unreachable"] == 1 and summary["by_status"]["failed"] == 1
+    assert set(summary["attention"]) == {"agx-orin-64", "orin-nano-super", "build-server", "orin-nx-16",
+                                         "agx-orin-32-lab"}
+    assert set(summary["by_status"]) == set(fr.STATUSES)
+
+
+def test_table_has_one_line_per_host_and_names_the_attention_hosts():
+    lines = fr.table(fixture_rows())
+    assert len(lines) == 1 + 6 + 2
+    assert lines[1].startswith("thor-devkit") and "ENABLED" in lines[1] and "21.1 -> 29.8" in lines[1]
+    assert lines[-1].startswith("Needs attention:") and "orin-nx-16 (unreachable)" in lines[-1]
+
+
+class _Collector(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags, self.rows, self.scripts, self.urls = [], [], 0, []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.tags.append(tag)
+        if tag == "tr" and "data-host" in attrs:
+            self.rows.append(attrs["data-host"])
+        if tag == "script":
+            self.scripts += 1
+        for key in ("src", "href"):
+            if key in attrs:
+                self.urls.append(attrs[key])
+
+
+def test_html_is_self_contained_escaped_and_has_every_row_and_the_chart():
+    rows = fixture_rows()
+    page = fr.report_html(rows, generated="2026-11-30T18:00:00Z")
+    parsed = _Collector()
+    parsed.feed(page)
+    assert parsed.rows == [item["host"] for item in rows]
+    assert "svg" in parsed.tags and parsed.scripts == 0 and parsed.urls == []
+    assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "prefers-color-scheme: dark" in page and "@media print" in page
+    # four bars for each measured host, none for the others
+    assert len(re.findall(r'<rect class="bar bar-[a-z0-9]+" x="170"', page)) == 4 + 4 + 2
+    assert page.count("no measurement") == 3
+
+
+def test_report_returns_the_json_twin():
+    result = fr.report(fixture_rows(), generated="now")
+    twin = json.loads(result["json"])
+    assert [h["host"] for h in twin["hosts"]] == [r["host"] for r in result["rows"]]
+    assert twin["counts"]["by_status"]["reverted"] == 1
+
+
+def test_filter_reads_hostvars_and_the_play_state():
+    hostvars = {
+        "a": {"group_names": ["thor"], "_jetson_fleet_attempted": True,
+              "_jetson_spec_summary": {"status": "enabled", "reasons": []}},
+        "b": {"group_names": ["orin_nx"], "_jetson_fleet_attempted": True},            # gone from the play
+        "c": {"group_names": ["orin_nano"]},                                              # never reached
+        "d": {"group_names": ["agx_orin"], "_jetson_fleet_attempted": True, "_jetson_fleet_error": "boom"},
+        "e": {"group_names": [], "_jetson_fleet_state": "unreachable"},
+    }
+    rows = flt.fleet_rows(["a", "b", "c", "d", "e"], hostvars, active_hosts=["a"])
+    assert [r["status"] for r in rows] == ["enabled", "unreachable", "not_attempted", "failed", "unreachable"]
+    assert rows[3]["reason"] == "boom"
+    with pytest.raises(AnsibleFilterError):
+        flt.fleet_rows("a", hostvars)
+    with pytest.raises(AnsibleFilterError):
+        flt.fleet_report("not rows")
+    with pytest.raises(AnsibleFilterError):
+        flt.fleet_rows(["a"], {"a": {"_jetson_spec_summary": {"reasons": []}}})
