@@ -19,7 +19,8 @@ import math
 import os
 
 # Statuses a row can have: the role's (first five), and what the fleet pieces add.
-STATUSES = ('enabled', 'reverted', 'refused', 'failed', 'disabled', 'unreachable', 'not_attempted', 'no_record')
+STATUSES = ('enabled', 'reverted', 'refused', 'skipped', 'failed', 'disabled', 'pending', 'unreachable', 'not_attempted',
+            'no_record')
 # What an operator must look at: never hidden in a summary.
 ATTENTION = ('reverted', 'refused', 'failed', 'unreachable', 'not_attempted', 'no_record')
 FAMILY_GROUPS = {'thor': 'thor', 'agx_orin': 'orin-agx', 'orin_nx': 'orin-nx', 'orin_nano': 'orin-nano'}
@@ -214,7 +215,7 @@ td:first-child { white-space: nowrap; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .status { font-weight: 700; text-transform: uppercase; }
 .status-enabled { color: var(--ok); }
-.status-reverted, .status-refused, .status-disabled, .status-not_attempted, .status-no_record { color: var(--warn); }
+.status-reverted, .status-refused, .status-skipped, .status-disabled, .status-not_attempted, .status-no_record { color: var(--warn); }
 .status-failed, .status-unreachable { color: var(--bad); }
 ul.counts { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: 1rem; }
 svg text { fill: var(--fg); font-size: 11px; }

@@ -24,7 +24,7 @@ case "$mode" in
     cd "$top"
     if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
       git ls-files -z --cached --others --exclude-standard \
-        | xargs -0 -I{} sh -c 'test -e "{}" && printf "%s\0" "{}"' \
+        | xargs -0 -I{} sh -c 'if test -e "{}"; then printf "%s\0" "{}"; fi' \
         | tar --null -T - -cf - | tar -C "$dest" -xf -
     else
       tar --exclude=./.venv --exclude=./.build --exclude=./.cache -cf - . | tar -C "$dest" -xf -
