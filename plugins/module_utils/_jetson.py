@@ -14,13 +14,13 @@ Only the Python standard library is used: this code runs on stock JetPack target
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import errno
 import os
 import re
 import shutil
-import stat
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _devices
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._files import (
+    MISSING, NOT_REGULAR, TOO_LARGE, UNREADABLE, read_regular_bytes)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._devices import (  # noqa: F401 (re-exported)
     ORIN_IMAGE, UPSTREAM_IMAGE, is_max_performance)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._version import (
@@ -119,19 +119,6 @@ MAX_FILE_BYTES = {
 }
 MAX_MODEL_CHARS = 256  # a device-tree model string longer than this is cut (with a warning)
 
-_FILE_KINDS = (
-    (stat.S_ISDIR, 'a directory'), (stat.S_ISFIFO, 'a FIFO'), (stat.S_ISCHR, 'a character device'),
-    (stat.S_ISBLK, 'a block device'), (stat.S_ISSOCK, 'a socket'),
-)
-
-
-def _kind(mode):
-    for test, name in _FILE_KINDS:
-        if test(mode):
-            return name
-    return 'not a file'
-
-
 def read_bytes(root, path, limit=None):
     """Return (bytes or None, error sentence or None). A missing file is (None, None).
 
@@ -142,35 +129,16 @@ def read_bytes(root, path, limit=None):
     real = resolve_in_root(root, path)
     if real is None:
         return None, ReadProblem('too many symbolic links while resolving %s below %s' % (path, root))
-    try:
-        # O_NONBLOCK: opening a FIFO must not wait for a writer; regular files ignore the flag.
-        fd = os.open(real, os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0) | getattr(os, 'O_NOCTTY', 0))
-    except (IOError, OSError) as exc:
-        if getattr(exc, 'errno', None) == errno.ENOENT or not os.path.lexists(real):
-            return None, None
-        if getattr(exc, 'errno', None) == errno.EISDIR:
-            return None, ReadProblem('%s is not a regular file (a directory): ignored' % real)
-        return None, ReadProblem('cannot read %s: %s' % (real, getattr(exc, 'strerror', None) or exc))
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            return None, ReadProblem('%s is not a regular file (%s): ignored' % (real, _kind(mode)))
-        chunks = []
-        size = 0
-        while size <= limit:
-            chunk = os.read(fd, min(65536, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > limit:
-            return None, ReadProblem('%s is larger than %d bytes: not read (a real file is much smaller)'
-                                     % (real, limit))
-        return b''.join(chunks), None
-    except (IOError, OSError) as exc:
-        return None, ReadProblem('cannot read %s: %s' % (real, getattr(exc, 'strerror', None) or exc))
-    finally:
-        os.close(fd)
+    data, _mode, problem, detail = read_regular_bytes(real, limit)
+    if problem == MISSING:
+        return None, None
+    if problem == NOT_REGULAR:
+        return None, ReadProblem('%s is not a regular file (%s): ignored' % (real, detail))
+    if problem == TOO_LARGE:
+        return None, ReadProblem('%s is larger than %d bytes: not read (a real file is much smaller)' % (real, limit))
+    if problem == UNREADABLE:
+        return None, ReadProblem('cannot read %s: %s' % (real, detail))
+    return data, None
 
 
 def read_text(root, path, limit=None):

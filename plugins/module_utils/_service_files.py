@@ -16,6 +16,7 @@ import hashlib
 import os
 import stat
 
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._files import NOT_REGULAR, TOO_LARGE, file_kind, read_regular_bytes
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson import resolve_in_root
 
 MAX_FILE_BYTES = 1024 * 1024
@@ -66,42 +67,21 @@ def read_regular(root, path, limit=MAX_FILE_BYTES, proc=False):
             return FileRead(path, real)
         return FileRead(path, real, error='cannot read %s: %s' % (path, exc.strerror or exc))
     if not stat.S_ISREG(info.st_mode):
-        kind = 'a directory' if stat.S_ISDIR(info.st_mode) else (
-            'a FIFO' if stat.S_ISFIFO(info.st_mode) else (
-                'a device' if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) else (
-                    'a socket' if stat.S_ISSOCK(info.st_mode) else 'not a regular file')))
         return FileRead(path, real, mode=info.st_mode, exists=True,
-                        error='%s is %s, not a regular file: not read' % (path, kind))
+                        error='%s is %s, not a regular file: not read' % (path, file_kind(info.st_mode)))
     if not proc and info.st_size > limit:
         return FileRead(path, real, mode=info.st_mode, exists=True,
                         error='%s is %d bytes, more than the %d bytes read: not read' % (path, info.st_size, limit))
-    flags = os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0) | getattr(os, 'O_NOCTTY', 0)
-    try:
-        descriptor = os.open(real, flags)
-    except OSError as exc:
+    data, _mode, problem, detail = read_regular_bytes(real, limit)
+    if problem == NOT_REGULAR:
         return FileRead(path, real, mode=info.st_mode, exists=True,
-                        error='cannot read %s: %s' % (path, exc.strerror or exc))
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            return FileRead(path, real, mode=info.st_mode, exists=True,
-                            error='%s changed into something else than a regular file: not read' % path)
-        chunks = []
-        total = 0
-        while total <= limit:
-            chunk = os.read(descriptor, min(65536, limit + 1 - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-    except OSError as exc:
-        return FileRead(path, real, mode=info.st_mode, exists=True,
-                        error='cannot read %s: %s' % (path, exc.strerror or exc))
-    finally:
-        os.close(descriptor)
-    data = b''.join(chunks)
-    if len(data) > limit:
+                        error='%s changed into something else than a regular file: not read' % path)
+    if problem == TOO_LARGE:
         return FileRead(path, real, mode=info.st_mode, exists=True,
                         error='%s is more than %d bytes: not read' % (path, limit))
+    if problem is not None:
+        return FileRead(path, real, mode=info.st_mode, exists=True,
+                        error='cannot read %s: %s' % (path, detail or 'it disappeared'))
     return FileRead(path, real, data=data, mode=info.st_mode, exists=True)
 
 

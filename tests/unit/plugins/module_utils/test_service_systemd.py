@@ -215,7 +215,7 @@ def test_large_file_refused(tmp_path):
 
 def test_device_refused():
     read = files.read_regular('/', '/dev/null')
-    assert read.data is None and 'a device' in read.error
+    assert read.data is None and 'character device' in read.error
 
 
 def test_env_file_parser():
