@@ -46,7 +46,7 @@ options:
       - "Seconds one whole HTTP exchange may take (one streamed completion, one C(/tokenize), C(/metrics) or C(/v1/models) call),
         however the server trickles bytes. A server that keeps a stream open with SSE comments (C(: keep-alive)) or sends an endless
         body fails the request when this deadline passes, so the module always returns."
-      - Unlike O(request_timeout), it is not reset by received bytes. Set it above the longest request you expect (O(output_len)
+      - Unlike O(request_timeout), it is not reset by received bytes. Set it above the longest request you expect (the output length in
         tokens at the slowest TPOT, plus TTFT under load).
       - A finite number greater than 0 and at most 86400.
     type: float

@@ -119,6 +119,7 @@ MAX_FILE_BYTES = {
 }
 MAX_MODEL_CHARS = 256  # a device-tree model string longer than this is cut (with a warning)
 
+
 def read_bytes(root, path, limit=None):
     """Return (bytes or None, error sentence or None). A missing file is (None, None).
 

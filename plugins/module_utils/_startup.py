@@ -28,15 +28,15 @@ FAILURE_KINDS = ('config_rejected', 'oom', 'engine_init', 'crash_loop', 'early_e
 # before the generic engine one; a rejected config never reaches the engine.
 LOG_PATTERNS = (
     ('config_rejected', (
-        'validation error for SpeculativeConfig',
-        'Unexpected keyword argument',
         'should have the same vocabulary size',
         'num_speculative_tokens was provided but without speculative model',
         'Unsupported speculative method',
         'is not a valid argument in the speculative_config',
         'Speculative decoding with draft model is not supported',
-        'cannot be converted to',
         'must be <= prompt_lookup_max',
+        'Unexpected keyword argument',
+        'cannot be converted to',
+        'validation error for SpeculativeConfig',   # the generic header: the lines above say why
     )),
     ('oom', (
         'No available memory for the cache blocks',
@@ -57,11 +57,15 @@ MAX_EVIDENCE = 400
 
 
 def classify_log(text):
-    """(kind, evidence line) for the first matching pattern group, or (None, None)."""
+    """(kind, evidence line) for the first matching pattern group, or (None, None).
+
+    Within a group the most specific needle wins, wherever its line is (vLLM prints a generic
+    "1 validation error for SpeculativeConfig" before the sentence that says why).
+    """
     lines = [_ANSI.sub('', line).strip() for line in (text or '').splitlines()]
     for kind, needles in LOG_PATTERNS:
-        for line in lines:
-            for needle in needles:
+        for needle in needles:
+            for line in lines:
                 if needle in line:
                     return kind, line[:MAX_EVIDENCE]
     return None, None

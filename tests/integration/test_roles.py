@@ -25,17 +25,19 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
 
 from conftest import BIN, TOP, _ansible_env
-from vllm_testbed import testbed  # noqa: F401  pylint: disable=unused-import  (pytest fixture)
+# pytest fixture, used by name:
+from vllm_testbed import testbed  # noqa: F401  pylint: disable=unused-import
 
 sys.path.insert(0, str(TOP / "tests" / "nspawn"))
 import fleet as nspawn  # noqa: E402  pylint: disable=wrong-import-position
@@ -307,7 +309,6 @@ def test_refusals_change_nothing(fleet):
     pid = fleet.main_pid("orin-reject")
     nano = fleet.hosts["orin-reject"].path("/opt/jetson-identity-nano")
     if not nano.exists():
-        import shutil  # pylint: disable=import-outside-toplevel
         shutil.copytree(nspawn.FIXTURES / "orin-nano-8gb-super", nano, symlinks=True)
     for extra, words in (
         ({"jetson_spec_facts_root": "/opt/jetson-identity-nano"}, "Orin Nano"),
@@ -350,7 +351,7 @@ def test_draft_with_another_vocabulary_is_classified_config_rejected_and_reverte
     fact = json.loads(fleet.read("thor-faults", "/etc/ansible/facts.d/badvocab.fact"))
     assert fact["status"] == "reverted", fact["reasons"]
     assert fact["attempts"][0]["failure"] == "config_rejected"
-    assert "same vocabulary size" in fact["attempts"][0]["evidence"]
+    assert "same vocabulary size" in fact["attempts"][0]["evidence"], fact["attempts"][0]
     assert len(fact["attempts"]) == 1, "a rejected config is not retried"
     assert fleet.read("thor-faults", UNIT) == unit_before
     assert healthy("thor-faults")

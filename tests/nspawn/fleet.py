@@ -173,7 +173,8 @@ def write_inventory(path: Path, hosts, host_vars=None, group_vars=None):
 
 def demo_hosts(inventory: Path):
     """The hosts of a demo inventory (inventories/demo/hosts.yml): name -> Host (identity from demo_identity)."""
-    import yaml  # pylint: disable=import-outside-toplevel  (controller side: the project venv has PyYAML)
+    # Controller side: the project venv has PyYAML.
+    import yaml  # pylint: disable=import-outside-toplevel
 
     hosts = {}
 

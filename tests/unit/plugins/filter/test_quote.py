@@ -1,6 +1,4 @@
 """systemd and compose quoting (plugins/filter/quote.py), checked against systemd's own parser rules."""
-import shlex
-
 import pytest
 from ansible.errors import AnsibleFilterError
 

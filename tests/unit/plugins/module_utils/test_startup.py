@@ -19,7 +19,8 @@ COMPILE = ("RuntimeError: Worker failed with error 'CppCompileError: C++ compile
 
 @pytest.mark.parametrize("log,kind,needle", [
     (BADVOCAB, "config_rejected", "same vocabulary size"),
-    (UNKNOWN_KEY, "config_rejected", "validation error for SpeculativeConfig"),
+    (UNKNOWN_KEY, "config_rejected", "Unexpected keyword argument"),
+    ("ValidationError: 1 validation error for SpeculativeConfig", "config_rejected", "validation error"),
     ("num_speculative_tokens was provided but without speculative model.", "config_rejected", "num_speculative_tokens"),
     ("ValueError: Unsupported speculative method: 'foo'", "config_rejected", "Unsupported"),
     (KV, "oom", "KV cache"),
@@ -38,6 +39,14 @@ def test_classify_log_names_the_failure_with_its_line(log, kind, needle):
 
 def test_a_memory_failure_wins_over_the_engine_line_that_follows_it():
     assert st.classify_log(NO_BLOCKS + "\n" + ENGINE)[0] == "oom"
+
+
+def test_the_specific_reason_wins_over_the_generic_validation_header():
+    log = ("pydantic_core._pydantic_core.ValidationError: 1 validation error for SpeculativeConfig\n"
+           "  Value error, Target and draft model should have the same vocabulary size. Target model vocab_size=512. "
+           "Draft model vocab_size=300. [type=value_error]")
+    kind, evidence = st.classify_log(log)
+    assert kind == "config_rejected" and "same vocabulary size" in evidence
 
 
 def test_a_rejected_config_wins_over_everything():
