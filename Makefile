@@ -15,7 +15,7 @@ ANSIBLE_ENV := ANSIBLE_COLLECTIONS_PATH=$(COLL_LINK) ANSIBLE_FORCE_COLOR=0 PATH=
 # chromium: tests/integration/test_fleet.py opens the fleet report in headless Chromium.
 APT_PACKAGES := python3-venv git make tar zstd ca-certificates shellcheck chromium
 
-.PHONY: help deps venv collection demo test lint sanity units compat integration testbed nspawn bench changelog clean ee
+.PHONY: help deps venv collection demo test lint sanity units compat integration testbed nspawn docker bench changelog clean ee
 
 help:
 	@echo "make demo         run the main job on the built-in demo fleet"
@@ -82,7 +82,13 @@ NSPAWN_CACHE ?= $(or $(JETSON_LLM_NSPAWN_CACHE),/var/cache/jetson_llm_nspawn)
 nspawn:
 	JETSON_LLM_NSPAWN_CACHE=$(NSPAWN_CACHE) tests/nspawn/build_root.sh
 
-integration: collection testbed nspawn
+# A real Docker Engine (bookworm's docker.io, dockerd started in the background), trixie's Compose v2
+# and the local test-bed image imported from the nspawn root, for the compose role test
+# (tests/docker/setup.sh; caches under /var/cache/jetson_llm_docker).
+docker: nspawn
+	JETSON_LLM_NSPAWN_CACHE=$(NSPAWN_CACHE) tests/docker/setup.sh
+
+integration: collection testbed nspawn docker
 	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/pytest -p no:cacheprovider -v --durations=0 tests/integration
 
 compat: venv

@@ -234,12 +234,29 @@ def parse_docker_run(argv):
 # --------------------------------------------------------------------------------------------
 
 def _split_shell(argv):
-    """``sh -c 'vllm serve ...'`` -> the words of the script (or None)."""
+    """``sh -c 'vllm serve ...'`` -> the words of the script (or None).
+
+    The script's positional parameters are the words after it (``sh -c SCRIPT NAME ARGS...``: ``$0`` is
+    NAME, ``"$@"`` the ARGS), as in the serve role's container entry point, which sources the secrets
+    file and then runs ``exec "$0" "$@"`` with ``vllm serve ...`` after the script.
+    """
     if len(argv) >= 3 and os.path.basename(argv[0]) in ('sh', 'bash', 'dash') and argv[1] in ('-c', '-lc', '-ec'):
         try:
-            return shlex.split(argv[2])
+            words = shlex.split(argv[2])
         except ValueError:
             return None
+        positional = list(argv[3:])
+        expanded = []
+        for word in words:
+            number = re.match(r'^\$\{?([0-9])\}?$', word)
+            if word in ('$@', '${@}'):
+                expanded.extend(positional[1:])
+            elif number:
+                index = int(number.group(1))
+                expanded.extend(positional[index:index + 1])
+            else:
+                expanded.append(word)
+        return expanded
     return None
 
 

@@ -68,6 +68,7 @@ class Host:
     name: str
     identity: str | None = None        # a fixture under tests/fixtures/rootfs/ (None: no Jetson files)
     vllm_port: int = 8000
+    extra_binds: tuple = ()            # more systemd-nspawn --bind/--bind-ro options
     root: Path = field(init=False)
     nspawn_pid: int | None = field(default=None, init=False)
     init_pid: int | None = field(default=None, init=False)
@@ -95,7 +96,7 @@ class Host:
 
     def boot(self, timeout=90):
         COMPILE_CACHE.mkdir(parents=True, exist_ok=True)
-        binds = [f"--bind-ro={TESTBED}", f"--bind={COMPILE_CACHE}:/root/.cache/vllm"]
+        binds = [f"--bind-ro={TESTBED}", f"--bind={COMPILE_CACHE}:/root/.cache/vllm", *self.extra_binds]
         cmd = ["systemd-nspawn", "-b", "-D", str(self.root), f"--machine={self.name}", "--register=no",
                "--keep-unit", "--console=passive", *binds]
         with open(self.log, "wb") as log:

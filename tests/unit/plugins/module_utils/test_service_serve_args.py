@@ -92,6 +92,9 @@ def test_docker_run_without_command_is_reported():
     (['python3', '-u', '-m', 'vllm.entrypoints.openai.api_server', '--model', 'M'], 'api_server', ['--model', 'M']),
     (['/venv/bin/python3.10', '-m', 'vllm.entrypoints.cli.main', 'serve', 'M'], 'vllm serve', ['M']),
     (['/bin/sh', '-c', 'exec vllm serve M --port 9'], 'vllm serve', ['M', '--port', '9']),
+    # The serve role's container entry point: source the secrets file, then exec "$0" "$@".
+    (['/bin/sh', '-c', 'set -a && . /run/secrets/s.env && set +a && exec "$0" "$@"', '/venv/bin/vllm', 'serve',
+      'M', '--port', '9'], 'vllm serve', ['M', '--port', '9']),
     (['/bin/false'], None, []),
     (['vllm', 'bench', 'serve'], None, []),
 ])

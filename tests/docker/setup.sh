@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# A real Docker Engine with Compose v2 and a local vLLM test-bed image, for the compose role test
+# (tests/integration/test_compose.py). From nothing on Debian 12 as root; idempotent; fails loudly.
+#
+#   docker.io (bookworm, Engine 20.10)      apt-get
+#   docker-compose (trixie, Compose v2.26+) one .deb fetched from Debian trixie through a separate
+#                                           apt sources list and lists dir (bookworm only has v1), installed
+#                                           with dpkg (it depends only on libc6 >= 2.34)
+#   dockerd                                 started in the background when not running (no systemd as PID 1 here)
+#   localhost/jetson-llm-vllm-testbed:1     `docker import` of the nspawn root tarball (tests/nspawn/build_root.sh:
+#                                           python3.11 and headers, libnuma1, g++, openssl), keyed on its checksum
+#
+# Everything is cached outside the clone:
+#   CACHE=${JETSON_LLM_DOCKER_CACHE:-/var/cache/jetson_llm_docker}   trixie lists, the .deb, dockerd.log, image key
+set -euo pipefail
+
+CACHE=${JETSON_LLM_DOCKER_CACHE:-/var/cache/jetson_llm_docker}
+NSPAWN_CACHE=${JETSON_LLM_NSPAWN_CACHE:-/var/cache/jetson_llm_nspawn}
+MIRROR=${JETSON_LLM_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+IMAGE=${JETSON_LLM_TESTBED_IMAGE:-localhost/jetson-llm-vllm-testbed:1}
+COMPOSE_MIN=2.18
+HERE=$(cd "$(dirname "$0")" && pwd)
+
+t0=$(date +%s)
+step() { echo "[docker-setup $(( $(date +%s) - t0 ))s] $*"; }
+die() { echo "docker setup FAILED: $*" >&2; exit 1; }
+
+[ "$(id -u)" = 0 ] || die "run as root"
+command -v apt-get >/dev/null || die "no apt-get (Debian 12 expected)"
+mkdir -p "$CACHE"
+
+# --- Docker Engine (bookworm's docker.io) -------------------------------------------------------
+if ! dpkg -s docker.io >/dev/null 2>&1; then
+  step "apt-get install docker.io"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io >/dev/null
+fi
+[ -x /usr/sbin/dockerd ] || die "docker.io is installed but /usr/sbin/dockerd is missing"
+
+# --- Compose v2 from trixie (one .deb, its own apt state) ---------------------------------------
+compose_version() { /usr/bin/docker compose version --short 2>/dev/null | sed 's/^v//'; }
+version_ge() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]; }
+have=$(compose_version || true)
+if [ -z "$have" ] || ! version_ge "$have" "$COMPOSE_MIN"; then
+  step "fetch docker-compose from Debian trixie (have: ${have:-none})"
+  trixie="$CACHE/apt-trixie"
+  mkdir -p "$trixie/lists/partial" "$trixie/archives/partial" "$trixie/etc/sources.list.d" "$trixie/etc/preferences.d"
+  cat > "$trixie/etc/sources.list" <<SRC
+deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $MIRROR trixie main
+SRC
+  : > "$trixie/etc/preferences"
+  apt_trixie=(-o "Dir::Etc::SourceList=$trixie/etc/sources.list" -o "Dir::Etc::SourceParts=$trixie/etc/sources.list.d"
+              -o "Dir::Etc::Preferences=$trixie/etc/preferences" -o "Dir::Etc::PreferencesParts=$trixie/etc/preferences.d"
+              -o "Dir::State::Lists=$trixie/lists" -o "Dir::Cache::Archives=$trixie/archives"
+              -o "Dir::Cache::pkgcache=" -o "Dir::Cache::srcpkgcache=")
+  apt-get "${apt_trixie[@]}" update -qq || die "apt-get update of the trixie lists failed"
+  (cd "$trixie/archives" && rm -f docker-compose_*.deb && apt-get "${apt_trixie[@]}" download docker-compose) \
+    || die "could not download trixie's docker-compose"
+  deb=$(find "$trixie/archives" -maxdepth 1 -name 'docker-compose_*.deb' | head -n1)
+  [ -n "$deb" ] || die "no docker-compose .deb downloaded"
+  depends=$(dpkg-deb -f "$deb" Depends)
+  step "$(basename "$deb"): Depends: $depends"
+  case "$depends" in *,*) die "trixie's docker-compose depends on more than libc6 ($depends): refusing to mix suites";; esac
+  # bookworm's docker-compose 1.x owns /usr/bin/docker-compose: the trixie package replaces it.
+  dpkg -i "$deb" >/dev/null || die "dpkg -i $deb failed"
+  have=$(compose_version || true)
+  if [ -z "$have" ] || ! version_ge "$have" "$COMPOSE_MIN"; then
+    die "docker compose version is '${have:-none}' after install (need >= $COMPOSE_MIN)"
+  fi
+fi
+step "Compose v$have"
+
+# --- the daemon -----------------------------------------------------------------------------------
+if ! /usr/bin/docker info >/dev/null 2>&1; then
+  if [ -S /run/docker.sock ] && ! pgrep -x dockerd >/dev/null; then rm -f /run/docker.sock; fi
+  step "starting dockerd (log: $CACHE/dockerd.log)"
+  setsid /usr/sbin/dockerd >"$CACHE/dockerd.log" 2>&1 < /dev/null &
+  for _ in $(seq 1 120); do
+    /usr/bin/docker info >/dev/null 2>&1 && break
+    sleep 0.5
+  done
+  /usr/bin/docker info >/dev/null 2>&1 || { tail -n 30 "$CACHE/dockerd.log" >&2; die "dockerd did not come up within 60 s"; }
+fi
+step "Docker Engine $(/usr/bin/docker version --format '{{.Server.Version}}')"
+
+# --- the test-bed image ---------------------------------------------------------------------------
+tarball="$NSPAWN_CACHE/root.tar.zst"
+if [ ! -f "$tarball" ]; then
+  step "no nspawn root tarball yet: building it"
+  JETSON_LLM_NSPAWN_CACHE=$NSPAWN_CACHE "$HERE/../nspawn/build_root.sh"
+fi
+[ -f "$tarball" ] || die "no root tarball at $tarball"
+sum_file="$tarball.sha256"
+if [ ! -f "$sum_file" ] || [ "$sum_file" -ot "$tarball" ]; then
+  sha256sum "$tarball" | cut -d' ' -f1 > "$sum_file.tmp" && mv "$sum_file.tmp" "$sum_file"
+fi
+key="root-sha256=$(cat "$sum_file")"
+current=$(/usr/bin/docker image inspect --format '{{ index .Config.Labels "org.jetson-llm.root" }}' "$IMAGE" 2>/dev/null || true)
+if [ "$current" != "$key" ]; then
+  step "docker import $IMAGE from $tarball"
+  zstd -dc "$tarball" | /usr/bin/docker import \
+      --change "LABEL org.jetson-llm.root=$key" --change 'CMD ["/bin/bash"]' \
+      --message "jetson_llm test bed root ($key)" - "$IMAGE" >/dev/null \
+    || die "docker import failed"
+  current=$(/usr/bin/docker image inspect --format '{{ index .Config.Labels "org.jetson-llm.root" }}' "$IMAGE")
+  [ "$current" = "$key" ] || die "the imported image does not carry the key $key"
+fi
+/usr/bin/docker run --rm --network none "$IMAGE" /usr/bin/python3 -c 'import sys; assert sys.version_info[:2] == (3, 11)' \
+  || die "$IMAGE cannot run python3.11"
+step "image $IMAGE ($key)"
