@@ -52,7 +52,8 @@ import pytest
 import yaml
 
 from conftest import BIN, TOP, _ansible_env
-from vllm_testbed import testbed  # noqa: F401  pylint: disable=unused-import  (pytest fixture)
+# pytest fixture, used by name:
+from vllm_testbed import testbed  # noqa: F401  pylint: disable=unused-import
 
 sys.path.insert(0, str(TOP / "tests" / "nspawn"))
 import fleet as nspawn  # noqa: E402  pylint: disable=wrong-import-position
