@@ -76,7 +76,7 @@ CASES = [
     Hostile("service-compose-fifo", MODULE, {"name": "vllm", "manager": "compose", "root": FIFO_COMPOSE},
             outcome="ok", expect=("a FIFO, not a regular file",), max_seconds=30),
     Hostile("service-unit-device", MODULE, {"name": "vllm", "root": DEVICE_UNIT}, outcome="ok",
-            expect=("a device",), max_seconds=30),
+            expect=("a character device",), max_seconds=30),
     # secrets everywhere in real files: masked or never read into the result
     Hostile("service-secrets-docker-run", MODULE, {"name": "vllm", "root": _root("docker-run-orin")}, outcome="ok",
             secrets=SECRETS),
