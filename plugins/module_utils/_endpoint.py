@@ -33,7 +33,7 @@ REQUEST_TIMEOUT_MAX = 3600.0
 REQUEST_DEADLINE_DEFAULT = 1800.0
 REQUEST_DEADLINE_MAX = 86400.0
 
-_HOST = re.compile(r'^(?:[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?|[0-9a-f:.]+(?:%[a-z0-9_.-]+)?)$')
+_HOST = re.compile(r'^(?:[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?|[0-9a-f:.]+(?:%[a-z0-9_.-]+)?)\Z')
 _USERINFO = re.compile(r'(//)([^/@?#]*)@')
 
 

@@ -35,7 +35,7 @@ SHOW_PROPERTIES = ('MainPID', 'ActiveState', 'SubState', 'NRestarts', 'ActiveEnt
                    'FragmentPath', 'NeedDaemonReload', 'LoadState')
 
 _WHITESPACE = ' \t\n\r'
-_ENV_NAME = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
+_ENV_NAME = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*\Z')
 _SIMPLE_ESCAPES = {'a': '\a', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t', 'v': '\v',
                    '\\': '\\', '"': '"', "'": "'", 's': ' '}
 

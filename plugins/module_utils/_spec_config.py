@@ -48,11 +48,11 @@ CONFIG_KEYS_FROM_OPTIONS = {
 # speculative_config
 # --------------------------------------------------------------------------------------------
 
-_QUANTIZATION = re.compile(r'^[a-z0-9][a-z0-9_-]*$')
-_REVISION = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._/-]*$')
+_QUANTIZATION = re.compile(r'^[a-z0-9][a-z0-9_-]*\Z')
+_REVISION = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._/-]*\Z')
 # Everything the final JSON may contain: nothing that a single-quoted systemd ExecStart, a shell
 # or a compose command list would interpret (no quotes but JSON's ", no %, $, \ or whitespace).
-_JSON_SAFE = re.compile(r'^[A-Za-z0-9{}\[\]":,._/+-]*$')
+_JSON_SAFE = re.compile(r'^[A-Za-z0-9{}\[\]":,._/+-]*\Z')
 
 
 def allowed_config_keys(method, version):

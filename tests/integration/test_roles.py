@@ -220,7 +220,9 @@ BAD_VARIABLES = [
     ({"vllm_gpu_memory_utilization": "nan"}, "vllm_gpu_memory_utilization"),
     ({"vllm_gpu_memory_utilization": "inf"}, "vllm_gpu_memory_utilization"),
     ({"vllm_port": 70000}, "vllm_port"),
-    ({"vllm_hf_token": HF_TOKEN + "\n"}, "vllm_hf_token"),
+    ({"vllm_hf_token": HF_TOKEN + "\n"}, "vllm_hf_token"),   # a YAML "|" block's trailing newline
+    ({"vllm_api_key": API_KEY + "\n"}, "vllm_api_key"),
+    ({"vllm_model": str(MODELS / "target") + "\n"}, "vllm_model"),
     ({"vllm_extra_args": ["--x", "100%\r\n"]}, "control character"),
     ({"jetson_spec_expected_concurrency": 0}, "jetson_spec_expected_concurrency"),
     ({"jetson_spec_guard_timeout": 10}, "jetson_spec_guard_timeout"),

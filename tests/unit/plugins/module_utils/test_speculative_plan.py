@@ -1129,3 +1129,12 @@ def test_startup_step_reasons_name_only_the_value_used():
     result = run(previous_attempt=oom(0.70))
     assert not any(r.startswith('gpu_memory_utilization lowered from 0.75 to 0.70') for r in result['reasons'])
     assert any('next, one step lower, 0.65' in r for r in result['reasons'])
+
+
+@pytest.mark.parametrize('extra', [{'quantization': 'fp8\n'}, {'revision': 'main\n'}, {'code_revision': 'v1\n'}])
+def test_config_values_with_a_trailing_newline_rejected(extra):
+    """Python's ``$`` matches before a final newline; the checks anchor with ``\\Z``."""
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_config import validate_extra_config
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import SpeculativeInputError
+    with pytest.raises(SpeculativeInputError):
+        validate_extra_config(extra, 'draft_model', (0, 32, 0), 4, 1)
