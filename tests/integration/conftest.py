@@ -6,6 +6,7 @@ linked at .build/collections (see tests/utils/collection.sh).
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -84,3 +85,10 @@ def run_module(module, args, env=None, check_mode=False):
     plays = data["plays"]
     result = plays[0]["tasks"][0]["hosts"]["localhost"]
     return result
+
+
+def recap(out, host):
+    """The PLAY RECAP counters of ``host`` in ansible-playbook's output (an assertion error when missing)."""
+    match = re.search(rf"^{re.escape(host)}\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", out, re.M)
+    assert match, f"no PLAY RECAP line for {host}"
+    return dict(zip(("ok", "changed", "unreachable", "failed"), map(int, match.groups())))

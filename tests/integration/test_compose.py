@@ -37,7 +37,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -51,7 +50,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import BIN, TOP, _ansible_env
+from conftest import BIN, TOP, _ansible_env, recap
 # pytest fixture, used by name:
 from vllm_testbed import testbed  # noqa: F401  pylint: disable=unused-import
 
@@ -87,12 +86,6 @@ def docker(*args, check=True, timeout=120):
 def assert_no_secret(text, where):
     for secret in (API_KEY, HF_TOKEN):
         assert secret not in text, f"a secret appears in {where}"
-
-
-def recap(out, host):
-    match = re.search(rf"^{re.escape(host)}\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", out, re.M)
-    assert match, f"no PLAY RECAP line for {host}"
-    return dict(zip(("ok", "changed", "unreachable", "failed"), map(int, match.groups())))
 
 
 def get(path, key=API_KEY):

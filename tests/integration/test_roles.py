@@ -35,7 +35,7 @@ import urllib.request
 
 import pytest
 
-from conftest import BIN, TOP, _ansible_env
+from conftest import BIN, TOP, _ansible_env, recap
 # pytest fixture, used by name:
 from vllm_testbed import testbed  # noqa: F401  pylint: disable=unused-import
 
@@ -169,12 +169,6 @@ def healthy(name):
 def assert_no_secret(text, where):
     for secret in (API_KEY, HF_TOKEN):
         assert secret not in text, f"a secret appears in {where}"
-
-
-def recap(out, host):
-    match = re.search(rf"^{re.escape(host)}\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", out, re.M)
-    assert match, f"no PLAY RECAP line for {host}"
-    return dict(zip(("ok", "changed", "unreachable", "failed"), map(int, match.groups())))
 
 
 @pytest.fixture(scope="module")
