@@ -52,11 +52,14 @@ def fleet_rows(hosts, hostvars, active_hosts=None):
         raise AnsibleFilterError(str(exc))
 
 
-def fleet_report(rows, title='Speculative decoding: fleet report', generated=None, report_dir=None):
-    """Rows -> {rows, counts, table, html, json} (+ report_dir, html_path, json_path on the controller)."""
+def fleet_report(rows, title='Speculative decoding: fleet report', generated=None, report_dir=None, previous=None):
+    """Rows -> {rows, counts, table, html, json, unchanged} (+ report_dir, html_path, json_path on the controller)."""
     if not isinstance(rows, list) or not all(isinstance(item, dict) for item in rows):
         raise AnsibleFilterError('fleet_report takes the list of rows fleet_rows returns')
-    return _fleet_report.report(rows, title=title, generated=generated, report_dir=report_dir)
+    if previous is not None and not isinstance(previous, str):
+        raise AnsibleFilterError('fleet_report previous= takes the text of the JSON twin already written, not %s'
+                                 % type(previous).__name__)
+    return _fleet_report.report(rows, title=title, generated=generated, report_dir=report_dir, previous=previous)
 
 
 def fleet_facts_table(hosts, hostvars):

@@ -328,12 +328,42 @@ def report_html(rows, title='Speculative decoding: fleet report', generated=None
 REPORT_NAME = 'fleet-report'
 
 
-def report(rows, title='Speculative decoding: fleet report', generated=None, report_dir=None):
+def _same_as_previous(rows, title, previous):
+    """The previous report's rows (in this run's host order) when nothing this run measured differs, else None.
+
+    ``previous`` is the text of the JSON twin already on disk. The hosts this run has reached so far
+    (every row but ``not_attempted``) must each equal their row there, and the previous report must
+    cover the same hosts under the same title: then the previous report is still the truth (the hosts
+    not reached yet are untouched since), and keeping it byte for byte keeps a re-run idempotent.
+    """
+    if not previous:
+        return None
+    try:
+        twin = json.loads(previous)
+    except ValueError:
+        return None
+    if not isinstance(twin, dict) or twin.get('title') != title or not isinstance(twin.get('hosts'), list):
+        return None
+    before = dict((item.get('host'), item) for item in twin['hosts'] if isinstance(item, dict))
+    if sorted(before) != sorted(item['host'] for item in rows) or len(before) != len(twin['hosts']):
+        return None
+    reached = [item for item in rows if item['status'] != 'not_attempted']
+    if not reached or any(json.loads(json.dumps(item)) != before[item['host']] for item in reached):
+        return None
+    return [before[item['host']] for item in rows], twin.get('generated')
+
+
+def report(rows, title='Speculative decoding: fleet report', generated=None, report_dir=None, previous=None):
     """Everything the playbooks write and print: rows, counts, the text table, the HTML and its JSON twin.
 
     ``report_dir`` (relative to the controller's working directory) gives ``report_dir``, ``html_path``
-    and ``json_path`` as absolute paths.
+    and ``json_path`` as absolute paths. ``previous`` (the JSON twin already written, as text) keeps
+    that report, date included, when this run found every host it reached as recorded there
+    (``unchanged`` is then true).
     """
+    kept = _same_as_previous(rows, title, previous)
+    if kept:
+        rows, generated = kept
     summary = counts(rows)
     twin = {'title': title, 'generated': generated, 'counts': summary, 'hosts': rows}
     paths = {}
@@ -342,6 +372,7 @@ def report(rows, title='Speculative decoding: fleet report', generated=None, rep
         paths = {'report_dir': directory, 'html_path': os.path.join(directory, REPORT_NAME + '.html'),
                  'json_path': os.path.join(directory, REPORT_NAME + '.json')}
     return dict(paths, **{
+        'unchanged': bool(kept),
         'rows': rows,
         'counts': summary,
         'table': table(rows),

@@ -29,6 +29,19 @@ say "booting the demo fleet (systemd-nspawn hosts with Jetson identities)"
 say "first run: facts, baseline services, speculative decoding where it pays (several minutes: vLLM starts and benchmarks on 2 shared cores)"
 ansible-playbook -i "$inv" "$top/playbooks/demo.yml" "${extra[@]}" | tee "$top/.build/demo-run1.log"
 
+say "checking the report: the four outcomes the demo fleet is built for"
+"$py" - "$report_dir/fleet-report.json" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1], encoding="utf-8"))
+got = {row["host"]: row["status"] for row in report["hosts"]}
+want = {"thor-devkit": "enabled", "agx-orin-64": "reverted", "orin-nano-super": "refused", "build-server": "skipped"}
+bad = {host: (got.get(host), status) for host, status in want.items() if got.get(host) != status}
+for host in sorted(got):
+    print(f"  {host:18} {got[host]}")
+if bad:
+    sys.exit(f"demo: unexpected outcomes (host: (got, expected)): {bad}")
+PY
+
 say "second run: the same inputs must change nothing (no restart, no benchmark)"
 ansible-playbook -i "$inv" "$top/playbooks/demo.yml" "${extra[@]}" | tee "$top/.build/demo-run2.log"
 if grep -E '^[a-z0-9-]+ +: ok=[0-9]+ +changed=[1-9]' "$top/.build/demo-run2.log"; then

@@ -122,3 +122,43 @@ def test_filter_reads_hostvars_and_the_play_state():
         flt.fleet_report("not rows")
     with pytest.raises(AnsibleFilterError):
         flt.fleet_rows(["a"], {"a": {"_jetson_spec_summary": {"reasons": []}}})
+
+
+def test_a_rerun_that_finds_the_fleet_as_recorded_keeps_the_previous_report_byte_for_byte():
+    rows = fixture_rows()
+    first = fr.report(rows, generated="2026-11-30T10:00:00Z", report_dir="/tmp/r")
+    assert first["unchanged"] is False
+    # The same outcomes an hour later: the report on disk is kept, date included.
+    again = fr.report(fixture_rows(), generated="2026-11-30T11:00:00Z", report_dir="/tmp/r", previous=first["json"])
+    assert again["unchanged"] is True and again["json"] == first["json"] and again["html"] == first["html"]
+    # The canary batch of a re-run: the other hosts are not reached yet; the previous report is still the truth.
+    canary = [row if row["host"] == "thor-devkit" else fr.row(row["host"], None, [], "not_attempted")
+              for row in fixture_rows()]
+    kept = fr.report(canary, generated="2026-11-30T11:00:00Z", previous=first["json"])
+    assert kept["unchanged"] is True and kept["json"] == first["json"]
+    assert [row["host"] for row in kept["rows"]] == [row["host"] for row in canary]
+
+
+@pytest.mark.parametrize("change", ["row", "hosts", "title", "json", "nothing_reached"])
+def test_any_difference_gives_a_new_report(change):
+    rows = fixture_rows()
+    first = fr.report(rows, generated="2026-11-30T10:00:00Z")
+    previous, title = first["json"], "Speculative decoding: fleet report"
+    if change == "row":
+        rows[0] = dict(rows[0], status="reverted")
+    elif change == "hosts":
+        rows = rows[1:]
+    elif change == "title":
+        title = "Another report"
+    elif change == "json":
+        previous = previous[:-20]
+    else:
+        rows = [fr.row(row["host"], None, [], "not_attempted") for row in rows]
+    new = fr.report(rows, title=title, generated="2026-11-30T11:00:00Z", previous=previous)
+    assert new["unchanged"] is False
+    assert json.loads(new["json"])["generated"] == "2026-11-30T11:00:00Z"
+
+
+def test_previous_must_be_the_twin_text():
+    with pytest.raises(AnsibleFilterError, match="previous= takes the text"):
+        flt.fleet_report(fixture_rows(), previous={"hosts": []})
