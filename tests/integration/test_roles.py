@@ -388,12 +388,12 @@ def test_startup_out_of_memory_lowers_then_tries_the_smaller_draft_then_decides(
     simulator = host.path(SIMULATOR)
     simulator.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(TOP / "tests" / "nspawn" / "jetson_memory_simulator.py", simulator)
-    simulator.chmod(0o755)
+    simulator.chmod(0o644)
     target_bytes = (MODELS / "target" / "model.safetensors").stat().st_size
     host.path(SIMULATOR_CONFIG).write_text(json.dumps({
         "total_gib": 32, "other_used_gib": 3, "activation_gib": 1, "kv_cache_needed_gib": 14,
         "gib_per_byte_on_disk": 1.5 / target_bytes}))
-    through_simulator = {"vllm_native_command": [SIMULATOR, "--config", SIMULATOR_CONFIG, "--",
+    through_simulator = {"vllm_native_command": ["/usr/bin/python3", SIMULATOR, "--config", SIMULATOR_CONFIG, "--",
                                                  str(TESTBED / "venv" / "bin" / "vllm"), "serve"]}
     fact_file = "/etc/ansible/facts.d/oom.fact"
     # The baseline (0.75, no draft) passes the simulated checks: the serve role restarts it behind the simulator.
@@ -410,8 +410,8 @@ def test_startup_out_of_memory_lowers_then_tries_the_smaller_draft_then_decides(
     attempts = fact["attempts"]
     assert [a["failure"] for a in attempts] == ["oom", "oom", None], attempts
     assert [float(a["gpu_memory_utilization"]) for a in attempts] == [0.70, 0.65, 0.65], attempts
-    assert [a["speculative_config"]["model"] for a in attempts] == [str(MODELS / m) for m in
-                                                                   ("draft-deep-1layer", "draft-deep-1layer", "draft-perfect")]
+    drafts = ("draft-deep-1layer", "draft-deep-1layer", "draft-perfect")
+    assert [a["speculative_config"]["model"] for a in attempts] == [str(MODELS / m) for m in drafts]
     assert "on startup is less than desired GPU memory utilization" in attempts[0]["evidence"], attempts[0]
     assert "larger than the available KV cache memory" in attempts[1]["evidence"], attempts[1]
     assert attempts[2]["healthy"] is True

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """SIMULATOR - Jetson unified-memory start-up simulator for vLLM (tests only).
 
 vLLM's CPU build cannot run out of GPU memory, so no real component on this machine can show a
@@ -6,7 +5,7 @@ Jetson's start-up memory failures. This wrapper is the one simulator the role te
 (issue 7: the start-up retry path). It stands in front of the REAL vLLM as the unit's native
 command::
 
-    ExecStart=/usr/local/bin/jetson-memory-simulator --config /etc/jetson-memory-simulator.json \
+    ExecStart=/usr/bin/python3 /usr/local/bin/jetson-memory-simulator --config /etc/jetson-memory-simulator.json \
               -- /var/cache/jetson_llm_vllm/venv/bin/vllm serve MODEL ... --speculative-config {...}
 
 and either fails the way vLLM fails on a Jetson, printing vLLM's own error text and exiting 1,
