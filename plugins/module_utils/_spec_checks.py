@@ -89,8 +89,8 @@ def check_int(name, value, minimum=None, maximum=None, optional=False, allowed=N
     if value is None and optional:
         return None
     if not _is_int(value):
-        raise SpeculativeInputError('%s must be %s, got %s (%s).' % (name, allowed or 'an integer', show(value),
-                                                                    type(value).__name__))
+        raise SpeculativeInputError('%s must be %s, got %s (%s).'
+                                    % (name, allowed or 'an integer', show(value), type(value).__name__))
     if minimum is not None and value < minimum:
         raise SpeculativeInputError('%s must be %s, got %s.' % (name, allowed or '>= %s' % minimum, show(value)))
     if maximum is not None and value > maximum:
@@ -101,8 +101,8 @@ def check_int(name, value, minimum=None, maximum=None, optional=False, allowed=N
 def check_choice(name, value, choices):
     """Return ``value`` if it is one of the strings ``choices``; else raise naming the value and the choices."""
     if not isinstance(value, str) or value not in choices:
-        raise SpeculativeInputError('%s must be one of %s, got %s (%s).' % (name, ', '.join(choices), show(value),
-                                                                           type(value).__name__))
+        raise SpeculativeInputError('%s must be one of %s, got %s (%s).'
+                                    % (name, ', '.join(choices), show(value), type(value).__name__))
     return value
 
 

@@ -334,10 +334,10 @@ def _intervals(base_runs, cand_runs, levels, point_ratios, opts, warnings):
             items = [got['pairs'] if kind == 'throughput' else got['tpot'] for got in samples[conc]]
             few = [(label, len(got)) for label, got in zip(('baseline', 'candidate'), items) if len(got) < MIN_REQUESTS]
             if few:
+                what = 'requests' if kind == 'throughput' else 'requests with a TPOT'
+                counts = ' and '.join('%d %s in the %s run' % (n, what, label) for label, n in few)
                 notes.append('Only %s at concurrency %d: too few for an interval (at least %d); %s point estimate only.'
-                             % (' and '.join('%d %s in the %s run' % (n, 'requests' if kind == 'throughput' else
-                                                                     'requests with a TPOT', label) for label, n in few),
-                                conc, MIN_REQUESTS, 'throughput' if kind == 'throughput' else 'TPOT'))
+                             % (counts, conc, MIN_REQUESTS, 'throughput' if kind == 'throughput' else 'TPOT'))
                 continue
             usable[(kind, conc)] = items
     draws = sum(len(items[0]) + len(items[1]) for items in usable.values())
@@ -491,15 +491,16 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
     else:
         result = 'undetermined'
     determined = settled is not None
-    on_intervals = (determined or result == 'undetermined') and all(entry['basis'] == 'interval'
-                                                                     for entry in criteria.values())
+    all_intervals = all(entry['basis'] == 'interval' for entry in criteria.values())
+    on_intervals = (determined or result == 'undetermined') and all_intervals
 
     # --- reasons --------------------------------------------------------------------------------
     reasons = []
+    gain_text = '; %s' % _interval_text(gain_iv) if gain_iv else ''
+    reduction_text = '; %s' % _interval_text(reduction_iv, False) if reduction_iv else ''
     reasons.append('At concurrency 1, throughput_tok_s changed %+.1f %% (%.2f -> %.2f%s) and tpot_ms_p50 fell %s '
-                   '(%.2f -> %.2f ms%s).' % (gain * 100, b_tput, c_tput, '; %s' % _interval_text(gain_iv) if gain_iv else '',
-                                            _pct(reduction), b_tpot, c_tpot,
-                                            '; %s' % _interval_text(reduction_iv, False) if reduction_iv else ''))
+                   '(%.2f -> %.2f ms%s).'
+                   % (gain * 100, b_tput, c_tput, gain_text, _pct(reduction), b_tpot, c_tpot, reduction_text))
     if change8 is not None:
         reasons.append('At concurrency 8, throughput_tok_s changed %+.1f %% (%stolerance: -%s).'
                        % (change8 * 100, '%s; ' % _interval_text(change8_iv) if change8_iv else '',

@@ -425,7 +425,7 @@ def main():
         bootstrap_resamples=dict(type='int', default=VERDICT_DEFAULTS['bootstrap_resamples']),
         regression_rule=dict(type='str', default='interval', choices=list(REGRESSION_RULES)),
         decide_undetermined=dict(type='str', default='point_estimate', choices=list(DECIDE_UNDETERMINED)),
-        num_speculative_tokens=dict(type='int'),
+        num_speculative_tokens=dict(type='int', no_log=False),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     try:
