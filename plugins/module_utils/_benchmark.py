@@ -365,11 +365,29 @@ def _round(value, digits=4):
     return None if value is None else round(value, digits)
 
 
+#: The per-request lists of ``run['samples']`` (parallel lists, one entry per completed measured request).
+SAMPLE_KEYS = ('ttft_ms', 'tpot_ms', 'output_tokens', 'latency_ms', 'start_ms', 'finish_ms')
+#: Decimals of the times in ``run['samples']`` (milliseconds: 0.001 ms = 1 microsecond).
+SAMPLE_DECIMALS = 3
+
+
+def _sample_ms(seconds):
+    return round(seconds * 1000.0, SAMPLE_DECIMALS)
+
+
 def summarize_run(records, duration_s, concurrency, errors_limit=MAX_ERRORS):
     """Metrics of one measured run from its RequestRecords, with vLLM's definitions.
 
     Failed requests count in ``failed`` only. Values that were not measured are None.
+
+    ``samples`` keeps what a confidence interval needs, per completed request in request order
+    (parallel lists, SAMPLE_KEYS): TTFT, TPOT (None for a 1-token output, as vLLM leaves it
+    undefined), output tokens, end-to-end latency, and the start and finish (last token chunk)
+    offsets from the start of the first measured request; times in ms, SAMPLE_DECIMALS decimals.
+    Parallel lists name each field once, so a request costs about 60 bytes of JSON.
     """
+    samples = dict((key, []) for key in SAMPLE_KEYS)
+    origin = min(rec.start for rec in records) if records else 0.0
     ttfts, itls, tpots, e2els = [], [], [], []
     total_output = 0
     total_input = 0
@@ -387,11 +405,18 @@ def summarize_run(records, duration_s, concurrency, errors_limit=MAX_ERRORS):
         if rec.prompt_tokens is not None:
             total_input += rec.prompt_tokens
             input_known += 1
-        if out > 1:
-            tpots.append((rec.latency - rec.ttft) / (out - 1))
+        tpot = (rec.latency - rec.ttft) / (out - 1) if out > 1 else None
+        if tpot is not None:
+            tpots.append(tpot)
         itls.extend(rec.itl)
         ttfts.append(rec.ttft)
         e2els.append(rec.latency)
+        samples['ttft_ms'].append(_sample_ms(rec.ttft))
+        samples['tpot_ms'].append(None if tpot is None else _sample_ms(tpot))
+        samples['output_tokens'].append(out)
+        samples['latency_ms'].append(_sample_ms(rec.latency))
+        samples['start_ms'].append(_sample_ms(rec.start - origin))
+        samples['finish_ms'].append(_sample_ms(rec.start + rec.latency - origin))
     failed = len(records) - completed
     have_duration = completed > 0 and duration_s is not None and duration_s > 0
     return {
@@ -416,6 +441,7 @@ def summarize_run(records, duration_s, concurrency, errors_limit=MAX_ERRORS):
         'e2e_latency_ms_p50': _ms(median(e2els)),
         'e2e_latency_ms_p99': _ms(percentile(e2els, 99)),
         'e2e_latency_ms_mean': _ms(mean(e2els)),
+        'samples': samples,
     }
 
 
@@ -780,7 +806,15 @@ def identity_warnings(identity):
 
 
 def assemble(p, identity, model, vllm_version, set_id, runs, warnings):
-    """The ``benchmark`` result (the Jetson benchmark contract, extended)."""
+    """The ``benchmark`` result (the Jetson benchmark contract, extended).
+
+    Every key of the contract is there with its meaning unchanged; the contract's readers take
+    the keys they know by name (recommend.py reads ``sku``), so the extensions sit beside them,
+    as ``*_mean``, ``completed`` and ``spec_decode`` already do. ``runs[].samples`` (per-request
+    values, see summarize_run) is one such extension and is written to output_file too: the
+    speculative_decoding role reuses a stored baseline file for later verdicts, and a verdict
+    needs the samples to compute its confidence intervals.
+    """
     identity = identity or {}
     result = {
         'skill': SKILL,

@@ -16,8 +16,8 @@ from ansible_collections.jetson_llm.vllm.plugins.module_utils import _devices
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._catalogue import (
     CATALOGUE_ENTRY_KEYS, builtin_catalogue, draft_size_estimate)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import (
-    EPSILON, SpeculativeInputError, _at_least, _is_int, _vstr, check_bool, check_float, check_image_ref,
-    check_int, check_model_ref, check_vllm_version, show)
+    EPSILON, MAX_NUM_SPECULATIVE_TOKENS, SpeculativeInputError, _at_least, _is_int, _vstr, check_bool, check_float,
+    check_image_ref, check_int, check_model_ref, check_vllm_version, show)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_config import (
     MIN_VLLM_DRAFT_MODEL, MIN_VLLM_SPECULATIVE_CONFIG, config_json, validate_extra_config)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._version import parse_version
@@ -42,12 +42,6 @@ PLAN_DEFAULTS = {
 STARTUP_FAILURES = ('oom', 'config_rejected', 'engine_init', 'crash_loop', 'timeout')
 NEXT_STEPS = ('first_attempt', 'lower_gpu_memory_utilization', 'smaller_draft', 'none')
 DEFAULT_NUM_SPECULATIVE_TOKENS = _devices.DEFAULT_NUM_SPECULATIVE_TOKENS
-# vLLM itself checks only num_speculative_tokens > 0, so there is no upstream maximum to copy. The cap is
-# this collection's: each speculative step reserves K extra KV slots and K+1 query tokens per sequence
-# (out of the same unified memory), while the expected accepted length is bounded by 1 / (1 - acceptance):
-# even at acceptance 0.9, K = 16 already reaches 8.3 of the 10 possible tokens per step. A larger K is
-# an input error (a typo such as 1000000000 must never reach a unit file).
-MAX_NUM_SPECULATIVE_TOKENS = 16
 
 MIN_VLLM_UPSTREAM_JETSON = _devices.UPSTREAM_MIN_VLLM
 UPSTREAM_IMAGE = _devices.UPSTREAM_IMAGE

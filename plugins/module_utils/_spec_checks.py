@@ -46,6 +46,13 @@ class SpeculativeInputError(ValueError):
 # are made with this tolerance: a value within EPSILON of a threshold counts as reaching it.
 EPSILON = 1e-9
 
+# vLLM itself checks only num_speculative_tokens > 0, so there is no upstream maximum to copy. The cap is
+# this collection's: each speculative step reserves K extra KV slots and K+1 query tokens per sequence
+# (out of the same unified memory), while the expected accepted length is bounded by 1 / (1 - acceptance):
+# even at acceptance 0.9, K = 16 already reaches 8.3 of the 10 possible tokens per step. A larger K is
+# an input error (a typo such as 1000000000 must never reach a unit file).
+MAX_NUM_SPECULATIVE_TOKENS = 16
+
 UPSTREAM_IMAGE_EXAMPLE = 'vllm/vllm-openai:v0.20.1'
 MAX_MODEL_REF_CHARS = 1024   # a Hugging Face id is at most 193 characters; a path gets room to spare
 MAX_IMAGE_REF_CHARS = 512    # registry/repository (255) + tag (128) + digest (71), rounded up
@@ -74,16 +81,28 @@ def _is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def check_int(name, value, minimum=None, maximum=None, optional=False):
-    """Return ``value`` if it is an int within [minimum, maximum]; else raise."""
+def check_int(name, value, minimum=None, maximum=None, optional=False, allowed=None):
+    """Return ``value`` if it is an int within [minimum, maximum]; else raise.
+
+    ``allowed`` (e.g. 'an integer from 200 to 20000') replaces the generic wording of every message.
+    """
     if value is None and optional:
         return None
     if not _is_int(value):
-        raise SpeculativeInputError('%s must be an integer, got %s (%s).' % (name, show(value), type(value).__name__))
+        raise SpeculativeInputError('%s must be %s, got %s (%s).'
+                                    % (name, allowed or 'an integer', show(value), type(value).__name__))
     if minimum is not None and value < minimum:
-        raise SpeculativeInputError('%s must be >= %s, got %s.' % (name, minimum, show(value)))
+        raise SpeculativeInputError('%s must be %s, got %s.' % (name, allowed or '>= %s' % minimum, show(value)))
     if maximum is not None and value > maximum:
-        raise SpeculativeInputError('%s must be <= %s, got %s.' % (name, maximum, show(value)))
+        raise SpeculativeInputError('%s must be %s, got %s.' % (name, allowed or '<= %s' % maximum, show(value)))
+    return value
+
+
+def check_choice(name, value, choices):
+    """Return ``value`` if it is one of the strings ``choices``; else raise naming the value and the choices."""
+    if not isinstance(value, str) or value not in choices:
+        raise SpeculativeInputError('%s must be one of %s, got %s (%s).'
+                                    % (name, ', '.join(choices), show(value), type(value).__name__))
     return value
 
 

@@ -7,16 +7,28 @@
 Accept at >= 30 % more throughput and >= 20 % lower TPOT at concurrency 1; reject below 10 %
 or on a regression at concurrency 8; marginal in between. Invalid or failed benchmarks raise
 ``SpeculativeInputError``.
+
+Noise: with per-request samples (vllm_benchmark's ``runs[].samples``) every criterion gets a
+95 % interval from a percentile bootstrap over requests (_bootstrap) and is met, not_met or
+undetermined; without them the point estimates decide, and the reasons say so. The speed-up is
+explained from the acceptance rate and the TPOT ratio (_speedup).
 """
 
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import itertools
 import math
 import sys
 
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._bootstrap import (
+    CONFIDENCE, DEFAULT_RESAMPLES, MAX_REQUESTS, MIN_REQUESTS, RESAMPLES_RANGE, data_seed, ratio_interval,
+    resamples_within_budget, throughput_statistic, tpot_p50)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import (
-    EPSILON, SHOW_LIMIT, SpeculativeInputError, _is_int, _is_number, check_bool, check_float, show)
+    EPSILON, MAX_NUM_SPECULATIVE_TOKENS, SHOW_LIMIT, SpeculativeInputError, _is_int, _is_number, check_bool,
+    check_choice, check_float, check_int, show)
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._speedup import (
+    draft_tokens_per_step, explain, measured_tokens_per_step)
 
 VERDICT_DEFAULTS = {
     'min_throughput_gain': 0.30,
@@ -25,7 +37,19 @@ VERDICT_DEFAULTS = {
     'c8_tolerance': 0.0,
     'high_acceptance_rate': 0.6,
     'low_acceptance_rate': 0.4,
+    'bootstrap_resamples': DEFAULT_RESAMPLES,
 }
+#: regression_rule: "interval" counts a concurrency-8 regression when the 95 % interval of the change lies
+#: entirely below -c8_tolerance; "point" when the measured change does (the literal reading).
+REGRESSION_RULES = ('interval', 'point')
+#: decide_undetermined: what to answer when the intervals do not settle the verdict.
+DECIDE_UNDETERMINED = ('point_estimate', 'undetermined')
+#: The criteria, each met / not_met / undetermined. Accept needs the first two met; reject follows from
+#: minimum_gain_c1 not_met or regression_c8 met.
+CRITERIA = ('throughput_gain_c1', 'tpot_reduction_c1', 'minimum_gain_c1', 'regression_c8')
+#: The criteria whose undetermined status can leave the verdict open (regression_c8 cannot: under
+#: regression_rule=interval a regression counts only when shown, under "point" it is never undetermined).
+DECIDING = CRITERIA[:3]
 
 
 # --------------------------------------------------------------------------------------------
@@ -166,15 +190,197 @@ def _pct(value):
     return '%.1f %%' % (value * 100.0)
 
 
+def _samples(name, run, conc):
+    """The per-request samples of a run (vllm_benchmark's ``runs[].samples``), checked.
+
+    None when the run has none (an older result, or a stored baseline without them). Otherwise
+    {'pairs': [(output_tokens, latency_ms)], 'tpot': [tpot_ms of requests with more than one token]}.
+    Only the lists the verdict resamples are read; a malformed list is an error naming it.
+    """
+    samples = run.get('samples')
+    if samples is None:
+        return None
+    where = '%s run at concurrency %s' % (name, conc)
+    if not isinstance(samples, dict):
+        raise SpeculativeInputError('The %s has samples that are %s, not a dictionary of per-request lists: pass the '
+                                    'result of jetson_llm.vllm.vllm_benchmark unchanged.' % (where, show(samples)))
+    lists = {}
+    for key in ('output_tokens', 'latency_ms', 'tpot_ms'):
+        values = samples.get(key)
+        if not isinstance(values, list):
+            raise SpeculativeInputError('The %s has samples.%s %s: a list with one value per request is needed.'
+                                        % (where, key, 'missing' if values is None else 'that is %s, not a list' % show(values)))
+        lists[key] = values
+    count = len(lists['output_tokens'])
+    if count > MAX_REQUESTS:
+        raise SpeculativeInputError('The %s has %d samples; at most %d are accepted (the num_prompts limit of '
+                                    'vllm_benchmark).' % (where, count, MAX_REQUESTS))
+    for key in ('latency_ms', 'tpot_ms'):
+        if len(lists[key]) != count:
+            raise SpeculativeInputError('The %s has %d samples.output_tokens but %d samples.%s: the per-request lists '
+                                        'must have the same length.' % (where, count, len(lists[key]), key))
+    completed = run.get('completed')
+    if _is_int(completed) and completed != count:
+        raise SpeculativeInputError('The %s has %d samples but completed is %d: the samples do not belong to this run.'
+                                    % (where, count, completed))
+    for index in range(count):
+        out, lat, tpot = lists['output_tokens'][index], lists['latency_ms'][index], lists['tpot_ms'][index]
+        if not _is_int(out) or out < 1:
+            raise SpeculativeInputError('The %s has samples.output_tokens[%d] = %s: a whole number of tokens >= 1 is '
+                                        'needed.' % (where, index, show(out)))
+        if not _is_number(lat) or not math.isfinite(lat) or lat < sys.float_info.min:
+            raise SpeculativeInputError('The %s has samples.latency_ms[%d] = %s: a positive finite number of '
+                                        'milliseconds is needed.' % (where, index, show(lat)))
+        if tpot is not None and (not _is_number(tpot) or not math.isfinite(tpot) or tpot < 0):
+            raise SpeculativeInputError('The %s has samples.tpot_ms[%d] = %s: a finite number of milliseconds >= 0, or '
+                                        'null for a 1-token output, is needed.' % (where, index, show(tpot)))
+    return {'pairs': [(out, float(lat)) for out, lat in zip(lists['output_tokens'], lists['latency_ms'])],
+            'tpot': [float(t) for t in lists['tpot_ms'] if t is not None]}
+
+
+def _at_least(point, interval, threshold):
+    """met / not_met / undetermined for "value >= threshold" (EPSILON at the boundary), on the interval if any."""
+    if interval is None:
+        return 'met' if point >= threshold - EPSILON else 'not_met'
+    low, high = interval
+    if low >= threshold - EPSILON:
+        return 'met'
+    if high < threshold - EPSILON:
+        return 'not_met'
+    return 'undetermined'
+
+
+_OPPOSITE = {'met': 'not_met', 'not_met': 'met', 'undetermined': 'undetermined'}
+
+
+def _criterion(point, interval, threshold, status, point_status, basis):
+    return {'status': status, 'point_status': point_status, 'basis': basis, 'point': round(point, 4),
+            'interval': None if interval is None else [round(interval[0], 4), round(interval[1], 4)],
+            'threshold': threshold}
+
+
+def _rule(statuses):
+    """The specification's rule on met / not_met statuses."""
+    if statuses['minimum_gain_c1'] == 'not_met' or statuses.get('regression_c8') == 'met':
+        return 'reject'
+    if statuses['throughput_gain_c1'] == 'met' and statuses['tpot_reduction_c1'] == 'met':
+        return 'accept'
+    return 'marginal'
+
+
+def _settle(statuses):
+    """(verdict, []) when every way of settling the undetermined criteria gives the same verdict, else (None, names).
+
+    ``names`` are the undetermined criteria on which the verdict depends.
+    """
+    open_names = [name for name in DECIDING if statuses.get(name) == 'undetermined']
+    outcomes = {}
+    for combo in itertools.product(('met', 'not_met'), repeat=len(open_names)):
+        trial = dict(statuses)
+        trial.update(zip(open_names, combo))
+        if trial['throughput_gain_c1'] == 'met' and trial['minimum_gain_c1'] == 'not_met':
+            continue  # impossible: disable_below_gain <= min_throughput_gain
+        outcomes[combo] = _rule(trial)
+    if len(set(outcomes.values())) == 1:
+        return next(iter(outcomes.values())), []
+    matter = []
+    for index, name in enumerate(open_names):
+        for combo, result in outcomes.items():
+            flipped = combo[:index] + (_OPPOSITE[combo[index]],) + combo[index + 1:]
+            if flipped in outcomes and outcomes[flipped] != result:
+                matter.append(name)
+                break
+    return None, matter
+
+
+def _signed(value):
+    return '%+.1f %%' % (value * 100.0)
+
+
+def _interval_text(interval, signed=True):
+    fmt = _signed if signed else _pct
+    return '95 %% interval %s to %s' % (fmt(interval[0]), fmt(interval[1]))
+
+
+CRITERION_WORDS = {
+    'throughput_gain_c1': ('the throughput gain at concurrency 1', True),
+    'tpot_reduction_c1': ('the TPOT reduction at concurrency 1', False),
+    'minimum_gain_c1': ('the throughput gain at concurrency 1', True),
+    'regression_c8': ('the throughput change at concurrency 8', True),
+}
+
+
+def _intervals(base_runs, cand_runs, levels, point_ratios, opts, warnings):
+    """The 95 % intervals of the candidate / baseline ratios (percentile bootstrap over requests, see _bootstrap).
+
+    Returns (intervals, notes, resamples, seed): intervals maps (kind, concurrency) to (low, high) of the ratio or
+    None, for kind 'throughput' (at every level) and 'tpot' (concurrency 1); a missing entry has no interval, and
+    the notes (sentences for the reasons) say why.
+    """
+    samples = {}
+    for conc in levels:
+        samples[conc] = (_samples('baseline', base_runs[conc], conc), _samples('candidate', cand_runs[conc], conc))
+    notes = []
+    usable = {}
+    for conc in levels:
+        missing = [label for label, got in zip(('baseline', 'candidate'), samples[conc]) if got is None]
+        if missing:
+            notes.append('No per-request samples in the %s run%s at concurrency %d (an older benchmark result or a stored '
+                         'baseline without them): point estimate only.'
+                         % (' and '.join(missing), 's' if len(missing) > 1 else '', conc))
+            continue
+        kinds = ('throughput', 'tpot') if conc == LOW_CONCURRENCY else ('throughput',)
+        for kind in kinds:
+            items = [got['pairs'] if kind == 'throughput' else got['tpot'] for got in samples[conc]]
+            few = [(label, len(got)) for label, got in zip(('baseline', 'candidate'), items) if len(got) < MIN_REQUESTS]
+            if few:
+                what = 'requests' if kind == 'throughput' else 'requests with a TPOT'
+                counts = ' and '.join('%d %s in the %s run' % (n, what, label) for label, n in few)
+                notes.append('Only %s at concurrency %d: too few for an interval (at least %d); %s point estimate only.'
+                             % (counts, conc, MIN_REQUESTS, 'throughput' if kind == 'throughput' else 'TPOT'))
+                continue
+            usable[(kind, conc)] = items
+    draws = sum(len(items[0]) + len(items[1]) for items in usable.values())
+    resamples = resamples_within_budget(opts['bootstrap_resamples'], draws)
+    if resamples < opts['bootstrap_resamples']:
+        warnings.append('%d resamples of %d requests would take too long: the intervals use %d resamples.'
+                        % (opts['bootstrap_resamples'], draws, resamples))
+    seed = data_seed(resamples, sorted([kind, conc, items] for (kind, conc), items in usable.items()))
+    intervals = {}
+    for (kind, conc), items in sorted(usable.items()):
+        statistic = throughput_statistic(conc) if kind == 'throughput' else tpot_p50
+        intervals[(kind, conc)] = ratio_interval(seed, '%s:c%d' % (kind, conc), items[0], items[1], statistic,
+                                                 resamples, point_ratios[(kind, conc)])
+        if intervals[(kind, conc)] is None:
+            notes.append('The per-request %s values at concurrency %d give a zero statistic: no interval; point estimate '
+                         'only.' % ('TPOT' if kind == 'tpot' else 'throughput', conc))
+    return intervals, notes, resamples, seed
+
+
+def _check_new_options(opts):
+    opts['bootstrap_resamples'] = check_int(
+        'bootstrap_resamples', opts['bootstrap_resamples'], minimum=RESAMPLES_RANGE[0], maximum=RESAMPLES_RANGE[1],
+        allowed='an integer from %d to %d' % RESAMPLES_RANGE)
+    check_choice('regression_rule', opts['regression_rule'], REGRESSION_RULES)
+    check_choice('decide_undetermined', opts['decide_undetermined'], DECIDE_UNDETERMINED)
+    check_int('num_speculative_tokens', opts['num_speculative_tokens'], minimum=1, maximum=MAX_NUM_SPECULATIVE_TOKENS,
+              optional=True, allowed='an integer from 1 to %d, or null to read it from the candidate\'s speculative-'
+                                     'decoding counters' % MAX_NUM_SPECULATIVE_TOKENS)
+    return opts
+
+
 def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throughput_gain'],
             min_tpot_reduction=VERDICT_DEFAULTS['min_tpot_reduction'],
             disable_below_gain=VERDICT_DEFAULTS['disable_below_gain'],
             c8_tolerance=VERDICT_DEFAULTS['c8_tolerance'], keep_marginal=False,
             high_acceptance_rate=VERDICT_DEFAULTS['high_acceptance_rate'],
-            low_acceptance_rate=VERDICT_DEFAULTS['low_acceptance_rate']):
+            low_acceptance_rate=VERDICT_DEFAULTS['low_acceptance_rate'],
+            bootstrap_resamples=VERDICT_DEFAULTS['bootstrap_resamples'], regression_rule='interval',
+            decide_undetermined='point_estimate', num_speculative_tokens=None):
     """Compare a speculative candidate benchmark with its baseline. See the module documentation.
 
-    Returns a dict: verdict, keep, reasons, warnings, deltas, measurements, recommendation.
+    Returns a dict: verdict, keep, reasons, warnings, deltas, measurements, recommendation, criteria,
+    determined, undetermined, decision_basis, point_estimate_verdict, bootstrap, explanation.
     Raises SpeculativeInputError on invalid input (mismatched workloads, failed runs...).
     """
     opts = _check_verdict_options({
@@ -183,6 +389,9 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
         'high_acceptance_rate': high_acceptance_rate, 'low_acceptance_rate': low_acceptance_rate,
     })
     check_bool('keep_marginal', keep_marginal)
+    opts.update(_check_new_options({'bootstrap_resamples': bootstrap_resamples, 'regression_rule': regression_rule,
+                                    'decide_undetermined': decide_undetermined,
+                                    'num_speculative_tokens': num_speculative_tokens}))
     base = unwrap_benchmark('baseline', baseline)
     cand = unwrap_benchmark('candidate', candidate)
     check_workloads_match(base, cand)
@@ -216,8 +425,10 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
     measurements = {'c1': {'baseline': {'throughput_tok_s': b_tput, 'tpot_ms_p50': b_tpot},
                            'candidate': {'throughput_tok_s': c_tput, 'tpot_ms_p50': c_tpot}}, 'c8': None}
 
-    change8 = None
+    change8 = b8 = c8 = None
+    levels = [LOW_CONCURRENCY]
     if HIGH_CONCURRENCY in base_runs:
+        levels.append(HIGH_CONCURRENCY)
         b8 = metric('baseline', base_runs[HIGH_CONCURRENCY], 'throughput_tok_s', 8)
         c8 = metric('candidate', cand_runs[HIGH_CONCURRENCY], 'throughput_tok_s', 8)
         change8 = _ratio_change('concurrency-8 throughput_tok_s', c8, b8)
@@ -234,41 +445,117 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
         warnings.append('The baseline run shows speculative-decoding counters: the baseline should be measured without '
                         '--speculative-config.')
 
-    reasons = []
-    regress8 = change8 is not None and change8 < -opts['c8_tolerance'] - EPSILON
-    meets_gain = gain >= opts['min_throughput_gain'] - EPSILON
-    meets_tpot = reduction >= opts['min_tpot_reduction'] - EPSILON
-    too_small = gain < opts['disable_below_gain'] - EPSILON
-    c1_text = ('At concurrency 1, throughput_tok_s changed %+.1f %% (%.2f -> %.2f) and tpot_ms_p50 fell %s (%.2f -> '
-               '%.2f ms).' % (gain * 100, b_tput, c_tput, _pct(reduction), b_tpot, c_tpot))
-    reasons.append(c1_text)
+    point_ratios = {('throughput', 1): c_tput / b_tput, ('tpot', 1): c_tpot / b_tpot}
     if change8 is not None:
-        reasons.append('At concurrency 8, throughput_tok_s changed %+.1f %% (tolerance: -%s).'
-                       % (change8 * 100, _pct(opts['c8_tolerance'])))
-    if regress8:
-        result = 'reject'
-        reasons.append('Throughput regresses at concurrency 8 beyond the tolerance: remove --speculative-config.')
-    if too_small:
-        result = 'reject'
-        reasons.append('The throughput gain at concurrency 1 is below %s: a bad draft path is worse than no '
-                       'speculation; remove --speculative-config.' % _pct(opts['disable_below_gain']))
-    if not regress8 and not too_small:
-        if meets_gain and meets_tpot:
-            result = 'accept'
-            reasons.append('Accepted: >= %s more throughput and >= %s lower TPOT at concurrency 1%s.'
-                           % (_pct(opts['min_throughput_gain']), _pct(opts['min_tpot_reduction']),
-                              ', and no regression at concurrency 8' if change8 is not None else ''))
+        point_ratios[('throughput', 8)] = c8 / b8
+    ratio_iv, notes, resamples, seed = _intervals(base_runs, cand_runs, levels, point_ratios, opts, warnings)
+
+    gain_iv = ratio_iv.get(('throughput', 1))
+    gain_iv = None if gain_iv is None else (gain_iv[0] - 1.0, gain_iv[1] - 1.0)
+    tpot_iv = ratio_iv.get(('tpot', 1))
+    reduction_iv = None if tpot_iv is None else (1.0 - tpot_iv[1], 1.0 - tpot_iv[0])
+    criteria = {}
+    for name, point, interval, threshold in (
+            ('throughput_gain_c1', gain, gain_iv, opts['min_throughput_gain']),
+            ('tpot_reduction_c1', reduction, reduction_iv, opts['min_tpot_reduction']),
+            ('minimum_gain_c1', gain, gain_iv, opts['disable_below_gain'])):
+        criteria[name] = _criterion(point, interval, threshold, _at_least(point, interval, threshold),
+                                    _at_least(point, None, threshold), 'point_estimate' if interval is None else 'interval')
+    change8_iv = None
+    if change8 is not None:
+        change8_iv = ratio_iv.get(('throughput', 8))
+        change8_iv = None if change8_iv is None else (change8_iv[0] - 1.0, change8_iv[1] - 1.0)
+        limit = -opts['c8_tolerance'] if opts['c8_tolerance'] else 0.0
+        point_status = _OPPOSITE[_at_least(change8, None, limit)]
+        if opts['regression_rule'] == 'point' or change8_iv is None:
+            criteria['regression_c8'] = _criterion(change8, change8_iv, limit, point_status, point_status, 'point_estimate')
         else:
-            result = 'marginal'
-            missing = []
-            if not meets_gain:
-                missing.append('throughput gain below %s' % _pct(opts['min_throughput_gain']))
-            if not meets_tpot:
-                missing.append('TPOT reduction below %s' % _pct(opts['min_tpot_reduction']))
-            reasons.append('Marginal (%s, but at least %s gain): %s.'
-                           % (' and '.join(missing), _pct(opts['disable_below_gain']),
-                              'kept because keep_marginal is true' if keep_marginal else
-                              'reverted because keep_marginal is false'))
+            criteria['regression_c8'] = _criterion(change8, change8_iv, limit, _OPPOSITE[_at_least(change8, change8_iv, limit)],
+                                                   point_status, 'interval')
+
+    # --- the decision ---------------------------------------------------------------------------
+    statuses = dict((name, entry['status']) for name, entry in criteria.items())
+    if 'regression_c8' in statuses and statuses['regression_c8'] == 'undetermined':
+        statuses['regression_c8'] = 'not_met'  # regression_rule=interval: a regression counts when the interval shows it
+    point_statuses = dict((name, entry['point_status']) for name, entry in criteria.items())
+    point_verdict = _rule(point_statuses)
+    settled, open_names = _settle(statuses)
+    final = dict(statuses)
+    if settled is not None:
+        result = settled
+    elif opts['decide_undetermined'] == 'point_estimate':
+        for name in DECIDING:
+            if final.get(name) == 'undetermined':
+                final[name] = criteria[name]['point_status']
+        result = _rule(final)
+    else:
+        result = 'undetermined'
+    determined = settled is not None
+    all_intervals = all(entry['basis'] == 'interval' for entry in criteria.values())
+    on_intervals = (determined or result == 'undetermined') and all_intervals
+
+    # --- reasons --------------------------------------------------------------------------------
+    reasons = []
+    gain_text = '; %s' % _interval_text(gain_iv) if gain_iv else ''
+    reduction_text = '; %s' % _interval_text(reduction_iv, False) if reduction_iv else ''
+    reasons.append('At concurrency 1, throughput_tok_s changed %+.1f %% (%.2f -> %.2f%s) and tpot_ms_p50 fell %s '
+                   '(%.2f -> %.2f ms%s).'
+                   % (gain * 100, b_tput, c_tput, gain_text, _pct(reduction), b_tpot, c_tpot, reduction_text))
+    if change8 is not None:
+        reasons.append('At concurrency 8, throughput_tok_s changed %+.1f %% (%stolerance: -%s).'
+                       % (change8 * 100, '%s; ' % _interval_text(change8_iv) if change8_iv else '',
+                          _pct(opts['c8_tolerance'])))
+    reasons.extend(notes)
+    regression = criteria.get('regression_c8')
+    if regression and regression['status'] == 'undetermined' and regression['point_status'] == 'met':
+        reasons.append('At concurrency 8 the measured change (%s) is a loss beyond the tolerance, but its 95 %% interval '
+                       '(%s to %s) does not show one: within the noise, not counted as a regression '
+                       '(regression_rule=interval; regression_rule=point would count it).'
+                       % (_signed(change8), _signed(change8_iv[0]), _signed(change8_iv[1])))
+    for name in open_names:
+        words, signed = CRITERION_WORDS[name]
+        entry = criteria[name]
+        fmt = _signed if signed else _pct
+        reasons.append('Undetermined: the 95 %% interval of %s (%s to %s) includes the %s threshold (point estimate %s).'
+                       % (words, fmt(entry['interval'][0]), fmt(entry['interval'][1]), _pct(entry['threshold']),
+                          fmt(entry['point'])))
+    if open_names and result != 'undetermined':
+        reasons.append('Decided on the point estimates, as decide_undetermined=point_estimate asks; more measured requests '
+                       '(num_prompts) would narrow the intervals.')
+    explanation = _explanation(opts, c1, acceptance, c_tpot / b_tpot, warnings)
+    if acceptance is not None:
+        reasons.append(explanation['text'])
+    basis_text = 'shown by the 95 % intervals' if on_intervals else 'on the point estimates'
+    if result == 'undetermined':
+        reasons.append('Verdict undetermined, as decide_undetermined=undetermined asks: measure more requests and decide '
+                       'again; speculation is not kept meanwhile (on the point estimates alone the verdict would be %s).'
+                       % point_verdict)
+    if result == 'reject' and final.get('regression_c8') == 'met':
+        reasons.append('Throughput regresses at concurrency 8 beyond the tolerance (%s%s): remove --speculative-config.'
+                       % (_signed(change8), ', %s, entirely below -%s' % (_interval_text(change8_iv), _pct(opts['c8_tolerance']))
+                          if regression['basis'] == 'interval' else ', point estimate'))
+    if result == 'reject' and final['minimum_gain_c1'] == 'not_met':
+        reasons.append('The throughput gain at concurrency 1 is below %s (%s): a bad draft path is worse than no '
+                       'speculation; remove --speculative-config.'
+                       % (_pct(opts['disable_below_gain']),
+                          _signed(gain) + (', %s' % _interval_text(gain_iv) if criteria['minimum_gain_c1']['status'] == 'not_met'
+                                           and gain_iv else ', point estimate')))
+    if result == 'accept':
+        reasons.append('Accepted: >= %s more throughput and >= %s lower TPOT at concurrency 1%s (%s).'
+                       % (_pct(opts['min_throughput_gain']), _pct(opts['min_tpot_reduction']),
+                          ', and no regression at concurrency 8' if change8 is not None else '', basis_text))
+    if result == 'marginal':
+        missing = []
+        for name, words, option in (('throughput_gain_c1', 'throughput gain', 'min_throughput_gain'),
+                                    ('tpot_reduction_c1', 'TPOT reduction', 'min_tpot_reduction')):
+            if final[name] == 'not_met':
+                missing.append('%s below %s' % (words, _pct(opts[option])))
+            elif final[name] == 'undetermined':
+                missing.append('%s not shown to reach %s' % (words, _pct(opts[option])))
+        reasons.append('Marginal (%s, but at least %s gain; %s): %s.'
+                       % (' and '.join(missing), _pct(opts['disable_below_gain']), basis_text,
+                          'kept because keep_marginal is true' if keep_marginal else
+                          'reverted because keep_marginal is false'))
     keep = result == 'accept' or (result == 'marginal' and keep_marginal)
     deltas = {
         'throughput_gain_c1': round(gain, 4),
@@ -284,7 +571,31 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
         'deltas': deltas,
         'measurements': measurements,
         'recommendation': _recommend(result, keep, acceptance, opts),
+        'criteria': criteria,
+        'determined': determined,
+        'undetermined': open_names,
+        'decision_basis': 'interval' if on_intervals else 'point_estimate',
+        'point_estimate_verdict': point_verdict,
+        'bootstrap': {'method': 'percentile bootstrap over requests', 'confidence': CONFIDENCE,
+                      'resamples': resamples if any(ratio_iv.values()) else None,
+                      'seed': seed[:16] if any(ratio_iv.values()) else None},
+        'explanation': explanation,
     }
+
+
+def _explanation(opts, run, acceptance, tpot_ratio, warnings):
+    """The explanation dict; K from the option, else from the candidate's counters."""
+    spec = run.get('spec_decode')
+    counted = draft_tokens_per_step(spec)
+    if counted is not None and not 1 <= counted <= MAX_NUM_SPECULATIVE_TOKENS:
+        counted = None
+    k = opts['num_speculative_tokens']
+    if k is not None and counted is not None and k != counted:
+        warnings.append('num_speculative_tokens is %d but the candidate\'s counters show %d draft tokens per step: the '
+                        'explanation uses %d; check the --speculative-config that was measured.' % (k, counted, k))
+    if k is None:
+        k = counted
+    return explain(acceptance, k, tpot_ratio, measured_tokens_per_step(spec) if acceptance is not None else None)
 
 
 def _acceptance(run):
@@ -303,6 +614,10 @@ def _acceptance(run):
 def _recommend(result, keep, acceptance, opts):
     high, low = opts['high_acceptance_rate'], opts['low_acceptance_rate']
     acc_text = 'acceptance rate unknown' if acceptance is None else 'acceptance rate %.2f' % acceptance
+    if result == 'undetermined':
+        return {'action': 'measure_more',
+                'message': 'The 95 %% intervals do not settle the verdict: benchmark both services again with more '
+                           'requests (num_prompts) and decide again; speculation is not kept meanwhile (%s).' % acc_text}
     if result == 'accept':
         if acceptance is not None and acceptance > high:
             return {'action': 'raise_num_speculative_tokens',

@@ -27,6 +27,45 @@ description:
     30 % (accept) and exactly 10 % is not below 10 %. Reported deltas are rounded to 4 decimals."
   - Without runs at concurrency 8 the verdict is decided at concurrency 1 with a warning. A run at concurrency 1 is
     required.
+  - "Noise: with the per-request samples M(jetson_llm.vllm.vllm_benchmark) records (C(runs[].samples)), each criterion
+    gets a 95 % interval and is V(met), V(not_met) or V(undetermined) (RV(criteria)): V(met) when the whole interval
+    reaches the threshold, V(not_met) when none of it does, V(undetermined) when the threshold lies inside it. The
+    point estimates (RV(deltas)) stay the measured values; the intervals say how far the noise could move them."
+  - "The criteria: C(throughput_gain_c1) (gain >= O(min_throughput_gain)), C(tpot_reduction_c1) (reduction >=
+    O(min_tpot_reduction)), C(minimum_gain_c1) (gain >= O(disable_below_gain); V(not_met) rejects) and
+    C(regression_c8) (a throughput loss at concurrency 8 beyond O(c8_tolerance); V(met) rejects). Accept needs the
+    first two V(met); reject follows from C(minimum_gain_c1) V(not_met) or C(regression_c8) V(met); marginal
+    otherwise."
+  - "Regression at concurrency 8: with O(regression_rule=interval) (default) it counts when the interval of the change
+    lies entirely below -O(c8_tolerance), so a dip within the noise does not reject (the reasons say when the point
+    estimate alone would have). O(regression_rule=point) is the literal reading: any measured loss beyond the
+    tolerance rejects."
+  - "When an undetermined criterion leaves the verdict open (RV(determined=false), the criteria in RV(undetermined)),
+    O(decide_undetermined=point_estimate) (default) decides on the point estimates and says so in the reasons;
+    O(decide_undetermined=undetermined) returns V(undetermined) (RV(keep=false), recommendation V(measure_more)) for
+    a caller that measures more and asks again."
+  - "Without samples (a benchmark from before they were recorded, a stored baseline without them) or with fewer than 5
+    requests in a phase, those criteria are decided on the point estimate alone (V(met) or V(not_met)), the reasons
+    say C(point estimate only), and RV(decision_basis) is V(point_estimate)."
+  - "The interval: a percentile bootstrap over requests. Each resample draws the baseline's and the candidate's
+    requests with replacement, independently, and computes per phase TPOT p50 (the median of the per-request TPOTs)
+    and output throughput = concurrency x sum(output tokens) / sum(latency) (Little's law at constant concurrency;
+    sum(tokens) / sum(latency) at concurrency 1); the interval is the 2.5 % and 97.5 % quantiles of candidate /
+    baseline over O(bootstrap_resamples) resamples, placed on the measured ratio (multiplied by measured ratio /
+    whole-sample ratio, which at concurrency 8 removes the ramp-down at the end of a run that the measured duration
+    includes). The random generator is seeded from the data, so the same benchmarks always give the same verdict."
+  - "Why a bootstrap and not batch means: a verification run is short (50 requests per level by default), one
+    criterion is a median, and request times are skewed. Batch means need long runs cut into many long,
+    nearly independent batches and have no form for a median; the bootstrap assumes no distribution and works from a
+    few dozen requests. It assumes the requests of a run are exchangeable (no drift during the run)."
+  - "Explaining the speed-up (RV(explanation)): with the acceptance rate a and K draft tokens per step, a verification
+    step yields E = (1 - a^(K+1)) / (1 - a) tokens on average (Leviathan et al., 2023; K + 1 when a = 1). vLLM's
+    counters measure the mean directly (C(acceptance_length) = 1 + K x a, used when present: vLLM's acceptance rate
+    is the mean over the K positions, so E computed from it is lower). With TPOT ratio r = candidate / baseline, a
+    step costs r x tokens-per-step target steps; assuming the verification of K + 1 tokens costs about one target
+    step (decode is memory-bound), each draft token costs (step cost - 1) / K of a target step. Speculation breaks
+    even when that equals (tokens per step - 1) / K. The draft cost absorbs every other overhead of the speculative
+    path; the model holds at concurrency 1, not under load."
   - "Errors, not verdicts (the task fails): workloads that differ (C(config) input_len, output_len, num_prompts,
     dataset, prompt_set_id, concurrency, ignore_eos, temperature), a run with failed requests, a missing or null
     metric the decision needs, an empty result; a concurrency list that is not integers >= 1; a NaN or infinite
@@ -80,6 +119,38 @@ options:
     description: An acceptance rate below this recommends fewer speculative tokens or a smaller draft.
     type: float
     default: 0.4
+  bootstrap_resamples:
+    description:
+      - Bootstrap resamples per interval, an integer from 200 to 20000. More resamples make the interval bounds
+        steadier, not narrower (only more requests do that).
+      - About 40 ms for 2000 resamples of 50 + 50 requests on one core. When resamples x requests would exceed 20
+        million draws (thousands of requests per level), fewer resamples are used, with a warning.
+    type: int
+    default: 2000
+  regression_rule:
+    description:
+      - V(interval) counts a throughput regression at concurrency 8 only when the 95 % interval of the change lies
+        entirely below -O(c8_tolerance) (a loss the noise cannot explain).
+      - V(point) counts any measured loss beyond O(c8_tolerance), as before samples existed.
+      - Without samples the point estimate decides either way.
+    type: str
+    choices: [interval, point]
+    default: interval
+  decide_undetermined:
+    description:
+      - What to answer when the intervals leave the verdict open.
+      - V(point_estimate) decides on the point estimates and says so in RV(reasons); RV(determined) is false.
+      - V(undetermined) returns RV(verdict=undetermined) and RV(keep=false), for a caller that measures more and asks
+        again.
+    type: str
+    choices: [point_estimate, undetermined]
+    default: point_estimate
+  num_speculative_tokens:
+    description:
+      - K, the draft tokens per step of the candidate, for RV(explanation); an integer from 1 to 16.
+      - Default is what the candidate's speculative-decoding counters show (per-position counters, or draft tokens
+        / drafts). When both are known and differ, this value is used, with a warning.
+    type: int
 seealso:
   - module: jetson_llm.vllm.vllm_benchmark
   - module: jetson_llm.vllm.speculative_plan
@@ -111,6 +182,20 @@ EXAMPLES = r'''
     msg: "{{ spec_verdict.verdict }}: {{ spec_verdict.reasons | join(' ') }}"
   when: not spec_verdict.keep
 
+# A caller that can measure more: ask for "undetermined" instead of a decision on the point estimates
+- name: Decide, or say that the noise does not allow a decision yet
+  jetson_llm.vllm.speculative_verdict:
+    baseline: "{{ baseline_bench }}"
+    candidate: "{{ candidate_bench }}"
+    decide_undetermined: undetermined
+    num_speculative_tokens: 5
+  register: spec_verdict
+
+- name: Measure again with more requests when the intervals do not settle it
+  ansible.builtin.debug:
+    msg: "Undetermined on {{ spec_verdict.undetermined | join(', ') }}: {{ spec_verdict.reasons | join(' ') }}"
+  when: spec_verdict.verdict == 'undetermined'
+
 # Tolerate a 2 % loss at concurrency 8 and keep marginal gains (between 10 % and the 30 %/20 % bar)
 - name: Decide with a looser policy
   jetson_llm.vllm.speculative_verdict:
@@ -122,12 +207,16 @@ EXAMPLES = r'''
 
 RETURN = r'''
 verdict:
-  description: V(accept), V(marginal) or V(reject).
+  description:
+    - V(accept), V(marginal) or V(reject).
+    - V(undetermined) only with O(decide_undetermined=undetermined), when the intervals leave the verdict open.
   returned: always
   type: str
   sample: accept
 keep:
-  description: Whether to keep C(--speculative-config) (accept, or marginal with O(keep_marginal=true)).
+  description:
+    - Whether to keep C(--speculative-config) (accept, or marginal with O(keep_marginal=true)); false when the verdict
+      is V(undetermined).
   returned: always
   type: bool
   sample: true
@@ -137,9 +226,14 @@ reasons:
   type: list
   elements: str
   sample:
-    - "At concurrency 1, throughput_tok_s changed +36.4 % (44.00 -> 60.00) and tpot_ms_p50 fell 27.3 % (22.00 -> 16.00 ms)."
-    - "At concurrency 8, throughput_tok_s changed +1.6 % (tolerance: -0.0 %)."
-    - "Accepted: >= 30.0 % more throughput and >= 20.0 % lower TPOT at concurrency 1, and no regression at concurrency 8."
+    - "At concurrency 1, throughput_tok_s changed +36.4 % (44.00 -> 60.00; 95 % interval +33.8 % to +39.0 %) and
+      tpot_ms_p50 fell 27.3 % (22.00 -> 16.00 ms; 95 % interval 25.6 % to 28.9 %)."
+    - "At concurrency 8, throughput_tok_s changed +1.6 % (95 % interval -1.0 % to +4.2 %; tolerance: -0.0 %)."
+    - "Acceptance 0.72 with K=3 gives 3.16 tokens per verification step (measured); TPOT is 0.73 of the baseline, so a
+      step costs 2.30 target steps and each draft token about 0.43 of one (break-even 0.72): the draft is expensive,
+      it takes 60 % of what speculation could save."
+    - "Accepted: >= 30.0 % more throughput and >= 20.0 % lower TPOT at concurrency 1, and no regression at concurrency 8
+      (shown by the 95 % intervals)."
 decision_warnings:
   description: Plain sentences worth an operator's attention (also emitted as Ansible warnings).
   returned: always
@@ -182,7 +276,7 @@ recommendation:
       description: >-
         V(raise_num_speculative_tokens) (accept and acceptance rate > O(high_acceptance_rate)), V(keep),
         V(lower_num_speculative_tokens_or_smaller_draft) (not accepted and acceptance rate < O(low_acceptance_rate)),
-        V(remove_speculative_config).
+        V(remove_speculative_config), V(measure_more) (verdict V(undetermined)).
       type: str
       sample: raise_num_speculative_tokens
     message:
@@ -191,12 +285,130 @@ recommendation:
       sample: >-
         Keep speculation; the acceptance rate 0.72 is > 0.6, so try num_speculative_tokens + 1
         (pass measured_acceptance_rate to speculative_plan) and benchmark again.
+criteria:
+  description:
+    - Each criterion with its point estimate, its 95 % interval and its status. Fractions rounded to 4 decimals.
+    - C(throughput_gain_c1), C(tpot_reduction_c1), C(minimum_gain_c1) always; C(regression_c8) with runs at
+      concurrency 8.
+  returned: always
+  type: dict
+  contains:
+    status:
+      description:
+        - V(met), V(not_met) or V(undetermined) (the threshold lies inside the interval); what decided.
+        - For C(regression_c8), V(met) means a regression; with O(regression_rule=interval) an V(undetermined) one is
+          not counted as a regression.
+      type: str
+    point_status:
+      description: V(met) or V(not_met) on the point estimate alone.
+      type: str
+    basis:
+      description: V(interval), or V(point_estimate) (no samples, too few requests, or O(regression_rule=point)).
+      type: str
+    point:
+      description: The measured value (the gain, reduction or change as in RV(deltas)).
+      type: float
+    interval:
+      description: The 95 % interval [low, high] of the same quantity; null without samples.
+      type: list
+      elements: float
+    threshold:
+      description: The threshold the criterion compares with (C(regression_c8) compares with -O(c8_tolerance)).
+      type: float
+  sample: {"throughput_gain_c1": {"status": "met", "point_status": "met", "basis": "interval", "point": 0.3636,
+                                  "interval": [0.3381, 0.3896], "threshold": 0.3}}
+determined:
+  description:
+    - False when undetermined criteria leave the verdict open (see RV(undetermined)).
+    - True when the intervals settle it, and when the point estimates decide for want of samples (see RV(decision_basis)).
+  returned: always
+  type: bool
+  sample: true
+undetermined:
+  description: The undetermined criteria the verdict depends on (empty when RV(determined) is true).
+  returned: always
+  type: list
+  elements: str
+  sample: ["throughput_gain_c1"]
+decision_basis:
+  description:
+    - V(interval) when every criterion was classified on its 95 % interval and the intervals decided (or, with
+      O(decide_undetermined=undetermined), left the verdict open).
+    - V(point_estimate) when a point estimate decided something (no samples, too few requests,
+      O(regression_rule=point), or an undetermined verdict decided on the point estimates).
+  returned: always
+  type: str
+  sample: interval
+point_estimate_verdict:
+  description: The verdict on the point estimates alone (the rule without intervals), for comparison.
+  returned: always
+  type: str
+  sample: accept
+bootstrap:
+  description: How the intervals were computed.
+  returned: always
+  type: dict
+  contains:
+    method:
+      description: Always C(percentile bootstrap over requests).
+      type: str
+    confidence:
+      description: Always 0.95.
+      type: float
+    resamples:
+      description: Resamples used (O(bootstrap_resamples), lower for very large samples); null when no interval was computed.
+      type: int
+    seed:
+      description: The start of the seed derived from the data (the same data give the same seed); null without intervals.
+      type: str
+  sample: {"method": "percentile bootstrap over requests", "confidence": 0.95, "resamples": 2000, "seed": "30dc202a5248c623"}
+explanation:
+  description:
+    - Why the speed-up is what it is, from the candidate's concurrency-1 acceptance rate, K and the TPOT ratio (see the
+      description for the model and its limits). Numbers are null when the acceptance rate or K is unknown.
+  returned: always
+  type: dict
+  contains:
+    acceptance_rate:
+      description: The candidate's concurrency-1 acceptance rate (accepted / drafted tokens); null when unknown.
+      type: float
+    k:
+      description: Draft tokens per step (O(num_speculative_tokens), else read from the counters); null when unknown.
+      type: int
+    expected_tokens_per_step:
+      description: E = (1 - a^(K+1)) / (1 - a), K + 1 when a = 1.
+      type: float
+    measured_tokens_per_step:
+      description: The counters' C(acceptance_length) (1 + accepted / drafts); null when absent.
+      type: float
+    tokens_per_step:
+      description: What the cost uses, the measured value when present, else E.
+      type: float
+    tpot_ratio:
+      description: Candidate / baseline C(tpot_ms_p50) at concurrency 1.
+      type: float
+    step_cost:
+      description: One speculative step in target decode steps, C(tpot_ratio) x C(tokens_per_step).
+      type: float
+    draft_cost_per_token:
+      description: (C(step_cost) - 1) / K, one draft token in target decode steps.
+      type: float
+    break_even_draft_cost:
+      description: (C(tokens_per_step) - 1) / K, the draft cost per token at which speculation neither gains nor loses.
+      type: float
+    text:
+      description: The same in a sentence (also in RV(reasons) when the acceptance rate is known).
+      type: str
+  sample: {"acceptance_rate": 0.72, "k": 3, "expected_tokens_per_step": 2.6116, "measured_tokens_per_step": 3.16,
+           "tokens_per_step": 3.16, "tpot_ratio": 0.7273, "step_cost": 2.2982, "draft_cost_per_token": 0.4327,
+           "break_even_draft_cost": 0.72, "text": "Acceptance 0.72 with K=3 gives 3.16 tokens per verification step ..."}
 '''
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import SpeculativeInputError
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._verdict import VERDICT_DEFAULTS, verdict
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._verdict import (
+    DECIDE_UNDETERMINED, REGRESSION_RULES, VERDICT_DEFAULTS, verdict)
 
 
 def main():
@@ -210,6 +422,10 @@ def main():
         keep_marginal=dict(type='bool', default=False),
         high_acceptance_rate=dict(type='float', default=VERDICT_DEFAULTS['high_acceptance_rate']),
         low_acceptance_rate=dict(type='float', default=VERDICT_DEFAULTS['low_acceptance_rate']),
+        bootstrap_resamples=dict(type='int', default=VERDICT_DEFAULTS['bootstrap_resamples']),
+        regression_rule=dict(type='str', default='interval', choices=list(REGRESSION_RULES)),
+        decide_undetermined=dict(type='str', default='point_estimate', choices=list(DECIDE_UNDETERMINED)),
+        num_speculative_tokens=dict(type='int', no_log=False),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     try:

@@ -26,6 +26,8 @@ description:
     them (either one missing or failing) lengths are approximate and a warning says so. The real prompt token counts
     (C(usage.prompt_tokens)) are always recorded.
   - Never reports a number it did not measure. A metric without data is null, never 0.
+  - Each level also keeps its per-request values in RV(benchmark.runs[].samples) (TTFT, TPOT, output tokens, latency, start
+    and finish), which M(jetson_llm.vllm.speculative_verdict) needs to tell a real change from noise.
   - The result is the JSON contract of NVIDIA's Jetson benchmark wrapper for vLLM (C(runtime), C(model), C(sku)... C(runs), C(warnings)),
     extended with more statistics, request counts, errors, speculative-decoding stats, the vLLM version and the Jetson identity
     (from M(jetson_llm.vllm.jetson_facts) logic; null off-Jetson).
@@ -438,6 +440,44 @@ benchmark:
           description: sha256 of this level's measured prompt texts.
           type: str
           returned: always
+        samples:
+          description:
+            - Per-request values of the completed measured requests (warm-ups and failed requests excluded), as parallel
+              lists in request order, so that M(jetson_llm.vllm.speculative_verdict) can compute confidence intervals.
+              Times in milliseconds rounded to 3 decimals (1 microsecond).
+            - An extension of the benchmark contract, like the other extra keys; it is written to O(output_file) too, so a
+              stored baseline keeps it.
+            - Size about 60 bytes of JSON per request in the module result and about 100 in the indented O(output_file)
+              (6 to 10 kB with the defaults), bounded by O(num_prompts) (at most 10000 requests per level).
+          type: dict
+          returned: always
+          contains:
+            ttft_ms:
+              description: Time to first token of each request.
+              type: list
+              elements: float
+            tpot_ms:
+              description: (E2EL - TTFT) / (output tokens - 1) of each request; null for a request with one output token.
+              type: list
+              elements: float
+            output_tokens:
+              description: C(usage.completion_tokens) of each request.
+              type: list
+              elements: int
+            latency_ms:
+              description: End-to-end latency (E2EL) of each request.
+              type: list
+              elements: float
+            start_ms:
+              description: When each request was sent, from the start of the first measured request.
+              type: list
+              elements: float
+            finish_ms:
+              description: When each request's last token chunk arrived, from the start of the first measured request.
+              type: list
+              elements: float
+          sample: {"ttft_ms": [310.2, 305.87], "tpot_ms": [23.612, 23.598], "output_tokens": [128, 128],
+                   "latency_ms": [3308.924, 3302.85], "start_ms": [0.0, 3309.4], "finish_ms": [3308.924, 6612.25]}
     warnings:
       description: Remarks about the measurement (also emitted as Ansible warnings).
       type: list

@@ -110,6 +110,43 @@ def test_summarize_run_metrics():
     assert run['duration_s'] == pytest.approx(2.0)
 
 
+def test_summarize_run_keeps_per_request_samples():
+    # request order, not finish order; failed requests are left out; times relative to the first request sent
+    a = record(5.0, [5.1, 5.12, 5.14], completion=5)           # ttft 100 ms, tpot 10 ms, e2el 140 ms
+    b = record(5.05, [5.35, 5.39, 5.43, 5.47], completion=7)   # ttft 300 ms, tpot 20 ms, e2el 420 ms
+    failed = bm.RequestRecord(5.2).fail('HTTP 500')
+    one = record(5.3, [5.3123456], completion=1)                # one token: TPOT undefined (null, as vLLM)
+    run = bm.summarize_run([a, failed, b, one], 2.0, concurrency=2)
+    samples = run['samples']
+    assert sorted(samples) == sorted(bm.SAMPLE_KEYS)
+    assert samples['ttft_ms'] == pytest.approx([100.0, 300.0, 12.346], abs=1e-9)
+    assert samples['tpot_ms'][:2] == pytest.approx([10.0, 20.0]) and samples['tpot_ms'][2] is None
+    assert samples['output_tokens'] == [5, 7, 1]
+    assert samples['latency_ms'] == pytest.approx([140.0, 420.0, 12.346], abs=1e-9)
+    assert samples['start_ms'] == pytest.approx([0.0, 50.0, 300.0], abs=1e-9)
+    assert samples['finish_ms'] == pytest.approx([140.0, 470.0, 312.346], abs=1e-9)
+    for values in samples.values():
+        assert all(v is None or v == round(v, bm.SAMPLE_DECIMALS) for v in values)
+    # the run's statistics are the statistics of its samples
+    assert bm.median([t for t in samples['tpot_ms'] if t is not None]) == pytest.approx(run['tpot_ms_p50'], abs=1e-3)
+    assert sum(samples['output_tokens']) == run['total_output_tokens'] == run['completed'] + 10
+
+
+def test_samples_of_a_run_without_completed_requests_are_empty_lists():
+    run = bm.summarize_run([bm.RequestRecord(0.0).fail('refused')], 0.5, concurrency=8)
+    assert run['samples'] == dict((key, []) for key in bm.SAMPLE_KEYS)
+    assert bm.summarize_run([], 0.5, concurrency=1)['samples']['ttft_ms'] == []
+
+
+def test_samples_size_is_bounded_by_num_prompts():
+    """Worst case of one level: num_prompts at its limit; about 60 bytes per request in compact JSON."""
+    recs = [record(i * 1.5, [i * 1.5 + 0.3123, i * 1.5 + 1.2345678], completion=128) for i in range(bm.LIMITS['num_prompts'][1])]
+    run = bm.summarize_run(recs, 20000.0, concurrency=1)
+    size = len(json.dumps(run['samples'], separators=(',', ':')))
+    assert len(run['samples']['ttft_ms']) == bm.LIMITS['num_prompts'][1]
+    assert size < 80 * bm.LIMITS['num_prompts'][1]
+
+
 def test_speculative_chunks_make_itl_and_tpot_diverge():
     # 1 token first, then 3 chunks of 3 tokens each, 30 ms apart: ITL 30 ms, TPOT 10 ms
     rec = record(0.0, [0.05, 0.08, 0.11, 0.14], completion=10)

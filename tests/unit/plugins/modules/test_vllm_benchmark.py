@@ -33,14 +33,17 @@ def canned_benchmark(p, identity, throughput=41.5):
 def calls(monkeypatch):
     """Capture exit/fail/warn, replace the measurement and the device facts."""
     state = {'warnings': [], 'runs': [], 'throughput': 41.5, 'failure': None, 'raise': None,
-             'facts': {'is_jetson': False}}
+             'facts': {'is_jetson': False}, 'samples': None}
 
     def run_benchmark(p, identity, file_prompts=None, log=None):
         state['runs'].append((p, identity, file_prompts))
         error = state['raise']
         if error is not None:
             raise error
-        return canned_benchmark(p, identity, state['throughput']), state['failure']
+        benchmark = canned_benchmark(p, identity, state['throughput'])
+        if state['samples'] is not None:
+            benchmark['runs'][0]['samples'] = state['samples']
+        return benchmark, state['failure']
 
     capture_module(monkeypatch, state['warnings'])
     monkeypatch.setattr(vllm_benchmark, 'run_benchmark', run_benchmark)
@@ -156,6 +159,17 @@ def test_output_file_written_with_mode_0644_and_diff(calls, tmp_path):
     assert result['changed'] is True and result['diff']['before'] == content
     assert json.loads(out.read_text())['runs'][0]['throughput_tok_s'] == 40.0
     assert [p.name for p in tmp_path.iterdir()] == ['bench.json']  # no temporary file left
+
+
+def test_output_file_keeps_the_per_request_samples(calls, tmp_path):
+    """runs[].samples is an extension key written with the rest (a stored baseline needs it for intervals)."""
+    samples = {'ttft_ms': [310.2], 'tpot_ms': [23.612], 'output_tokens': [128], 'latency_ms': [3308.924],
+               'start_ms': [0.0], 'finish_ms': [3308.924]}
+    calls['samples'] = samples
+    out = tmp_path / 'bench.json'
+    kind, result = run({'output_file': str(out)})
+    assert kind is ExitJson
+    assert json.loads(out.read_text())['runs'][0]['samples'] == samples == result['benchmark']['runs'][0]['samples']
 
 
 def test_output_file_missing_directories_are_created(calls, tmp_path):

@@ -1,0 +1,380 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, jetson_llm.vllm maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Unit tests for the noise-aware speculative_verdict (issue 10): intervals, undetermined verdicts,
+the explanation of the speed-up (plugins/module_utils/_verdict.py, _bootstrap.py, _speedup.py).
+
+Samples are synthetic, with known answers: per-request TPOTs drawn around a chosen median with a
+chosen spread (seeded, so the tests are deterministic), latency = TTFT + (tokens - 1) x TPOT, and
+the run's point metrics computed from them the way vllm_benchmark does.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import copy
+import random
+import time
+
+import pytest
+
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _bootstrap as B
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _speculative as S
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _speedup as X
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._benchmark import median
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._speculative import SpeculativeInputError
+from ansible_collections.jetson_llm.vllm.tests.unit.plugins.module_utils.test_speculative_verdict import bench
+
+TTFT_MS = 180.0
+TOKENS = 128
+
+
+def sampled(run, tpot_ms, spread, count=50, seed=0):
+    """Give ``run`` ``count`` requests with TPOT ~ N(tpot_ms, spread x tpot_ms); point metrics follow the samples."""
+    rng = random.Random('%s:%s:%s:%s' % (tpot_ms, spread, count, seed))
+    tpots = [round(max(0.05 * tpot_ms, rng.gauss(tpot_ms, spread * tpot_ms)), 3) for _i in range(count)]
+    latencies = [round(TTFT_MS + (TOKENS - 1) * t, 3) for t in tpots]
+    starts, clock = [], 0.0
+    for lat in latencies:
+        starts.append(round(clock, 3))
+        clock += lat + 0.5
+    run['samples'] = {'ttft_ms': [TTFT_MS] * count, 'tpot_ms': tpots, 'output_tokens': [TOKENS] * count,
+                      'latency_ms': latencies, 'start_ms': starts,
+                      'finish_ms': [round(s + lat, 3) for s, lat in zip(starts, latencies)]}
+    conc = run['concurrency']
+    run.update(completed=count, total_output_tokens=TOKENS * count, tpot_ms_p50=median(tpots),
+               throughput_tok_s=round(conc * 1000.0 * TOKENS * count / sum(latencies), 4))
+    return run
+
+
+def pair(c1=((22.0, 0.03), (16.0, 0.03)), c8=((30.0, 0.03), (30.0, 0.03)), count=50, acceptance=0.72, count8=None):
+    """(baseline, candidate) benchmarks with samples: c1 / c8 = ((base TPOT, spread), (candidate TPOT, spread))."""
+    base, cand = bench(c8=None if c8 is None else 251.0), bench(c8=None if c8 is None else 251.0, acceptance=acceptance)
+    for label, bm, index in (('b', base, 0), ('c', cand, 1)):
+        sampled(bm['runs'][0], c1[index][0], c1[index][1], count, seed=label + '1')
+        if c8 is not None:
+            sampled(bm['runs'][1], c8[index][0], c8[index][1], count8 or count, seed=label + '8')
+    return base, cand
+
+
+def decide(base, cand, **kwargs):
+    return S.verdict(base, cand, **kwargs)
+
+
+# --- known answers ---------------------------------------------------------------------------------
+
+def test_clear_accept_is_shown_by_the_intervals():
+    result = decide(*pair())
+    assert result['verdict'] == 'accept' and result['keep'] is True
+    assert result['determined'] is True and result['undetermined'] == [] and result['decision_basis'] == 'interval'
+    crit = result['criteria']
+    for name in ('throughput_gain_c1', 'tpot_reduction_c1', 'minimum_gain_c1'):
+        assert crit[name]['status'] == 'met' and crit[name]['basis'] == 'interval', name
+        low, high = crit[name]['interval']
+        assert low <= crit[name]['point'] <= high and low > crit[name]['threshold']
+    assert crit['throughput_gain_c1']['point'] == result['deltas']['throughput_gain_c1']
+    assert crit['regression_c8']['status'] == 'not_met' or crit['regression_c8']['interval'][1] >= 0
+    assert result['point_estimate_verdict'] == 'accept'
+    assert result['bootstrap']['resamples'] == 2000 and result['bootstrap']['confidence'] == 0.95
+    assert '95 % interval' in result['reasons'][0] and 'shown by the 95 % intervals' in result['reasons'][-1]
+
+
+def test_clear_reject_is_shown_by_the_intervals():
+    result = decide(*pair(c1=((22.0, 0.03), (22.3, 0.03))))
+    assert result['verdict'] == 'reject' and result['keep'] is False and result['determined'] is True
+    assert result['criteria']['minimum_gain_c1']['status'] == 'not_met'
+    assert result['criteria']['minimum_gain_c1']['interval'][1] < 0.10
+    assert any(r.startswith('The throughput gain at concurrency 1 is below 10.0 % (') and '95 % interval' in r
+               for r in result['reasons'])
+
+
+def test_noise_only_dip_at_concurrency_8_is_not_a_regression_but_the_point_rule_rejects():
+    """c=8: a 1-2 % loss in the point estimate, requests spread +-15 %: the interval does not show a loss."""
+    base, cand = pair(c8=((30.0, 0.15), (30.5, 0.15)))
+    change = cand['runs'][1]['throughput_tok_s'] / base['runs'][1]['throughput_tok_s'] - 1
+    assert -0.05 < change < 0  # a dip, within the noise
+    result = decide(base, cand)
+    regression = result['criteria']['regression_c8']
+    assert regression['point_status'] == 'met' and regression['status'] == 'undetermined'
+    assert regression['interval'][0] < -0.0 < regression['interval'][1]
+    assert result['verdict'] == 'accept' and result['determined'] is True
+    assert any('does not show one: within the noise, not counted as a regression' in r for r in result['reasons'])
+    assert result['point_estimate_verdict'] == 'reject'
+    literal = decide(base, cand, regression_rule='point')
+    assert literal['verdict'] == 'reject' and literal['decision_basis'] == 'point_estimate'
+    assert literal['criteria']['regression_c8']['status'] == 'met'
+    assert any('regresses at concurrency 8' in r and 'point estimate' in r for r in literal['reasons'])
+
+
+def test_real_regression_at_concurrency_8_is_shown_and_rejects():
+    """The CPU test bed's same-size draft lost 22 % at c=8: far outside the noise."""
+    result = decide(*pair(c8=((30.0, 0.05), (38.5, 0.05))))
+    regression = result['criteria']['regression_c8']
+    assert regression['status'] == 'met' and regression['interval'][1] < 0
+    assert result['verdict'] == 'reject' and result['decision_basis'] == 'interval'
+    assert any('Throughput regresses at concurrency 8 beyond the tolerance' in r and 'entirely below' in r
+               for r in result['reasons'])
+
+
+def test_small_noisy_sample_is_undetermined_and_says_so():
+    """8 requests per phase, +-20 % per request: the interval of the gain spans both the 10 % and the 30 % bar."""
+    base, cand = pair(c1=((22.0, 0.2), (16.9, 0.2)), c8=None, count=8)
+    result = decide(base, cand)
+    assert result['determined'] is False
+    assert 'throughput_gain_c1' in result['undetermined']
+    assert result['criteria']['throughput_gain_c1']['status'] == 'undetermined'
+    low, high = result['criteria']['throughput_gain_c1']['interval']
+    assert low < 0.10 and 0.30 < high
+    # default: decided on the point estimates, and said so
+    assert result['verdict'] == result['point_estimate_verdict'] and result['decision_basis'] == 'point_estimate'
+    assert any(r.startswith('Undetermined: the 95 % interval of the throughput gain at concurrency 1') for r in result['reasons'])
+    assert any('Decided on the point estimates, as decide_undetermined=point_estimate asks' in r for r in result['reasons'])
+    # a sequential caller asks for "undetermined"
+    open_result = decide(base, cand, decide_undetermined='undetermined')
+    assert open_result['verdict'] == 'undetermined' and open_result['keep'] is False
+    assert open_result['recommendation']['action'] == 'measure_more'
+    assert open_result['decision_basis'] == 'interval' and open_result['undetermined'] == result['undetermined']
+    assert 'Verdict undetermined' in open_result['reasons'][-1]
+
+
+def test_undetermined_criterion_that_cannot_change_the_verdict_does_not_leave_it_open():
+    """TPOT clearly below 20 % reduction: accept is impossible whatever the gain, and the gain is clearly >= 10 %."""
+    base, cand = pair(c1=((22.0, 0.03), (19.5, 0.03)), c8=None)
+    result = decide(base, cand)
+    assert result['criteria']['tpot_reduction_c1']['status'] == 'not_met'
+    assert result['verdict'] == 'marginal' and result['determined'] is True and result['undetermined'] == []
+
+
+def test_same_input_same_verdict_and_inputs_untouched():
+    base, cand = pair(c1=((22.0, 0.2), (16.9, 0.2)), count=12)
+    before = copy.deepcopy((base, cand))
+    first = decide(base, cand)
+    assert decide(base, cand) == first
+    assert decide(copy.deepcopy(base), copy.deepcopy(cand)) == first
+    assert (base, cand) == before
+    other = copy.deepcopy(cand)
+    other['runs'][0]['samples']['latency_ms'][0] += 0.001
+    assert decide(base, other)['bootstrap']['seed'] != first['bootstrap']['seed']
+
+
+def test_more_resamples_move_the_bounds_only_a_little():
+    base, cand = pair()
+    few = decide(base, cand, bootstrap_resamples=200)['criteria']['throughput_gain_c1']['interval']
+    many = decide(base, cand, bootstrap_resamples=5000)['criteria']['throughput_gain_c1']['interval']
+    assert few != many and abs(few[0] - many[0]) < 0.01 and abs(few[1] - many[1]) < 0.01
+
+
+def test_identical_requests_give_a_zero_width_interval_at_the_point():
+    base, cand = pair(c1=((20.0, 0.0), (10.0, 0.0)), c8=None)
+    crit = decide(base, cand)['criteria']
+    assert crit['tpot_reduction_c1']['interval'] == [0.5, 0.5] == [crit['tpot_reduction_c1']['point']] * 2
+
+
+def test_without_samples_the_point_estimates_decide_and_say_so():
+    result = decide(bench(), bench(c1=(60.0, 16.0), c8=255.0, acceptance=0.72))
+    assert result['verdict'] == 'accept' and result['determined'] is True
+    assert result['decision_basis'] == 'point_estimate' and result['undetermined'] == []
+    assert result['bootstrap']['resamples'] is None
+    for entry in result['criteria'].values():
+        assert entry['basis'] == 'point_estimate' and entry['interval'] is None
+        assert entry['status'] in ('met', 'not_met') and entry['status'] == entry['point_status']
+    assert any('No per-request samples in the baseline and candidate runs at concurrency 1' in r
+               and 'point estimate only' in r for r in result['reasons'])
+
+
+def test_stored_baseline_without_samples_falls_back_for_that_level_only():
+    base, cand = pair()
+    del base['runs'][0]['samples']
+    result = decide(base, cand)
+    assert result['criteria']['throughput_gain_c1']['basis'] == 'point_estimate'
+    assert result['criteria']['regression_c8']['basis'] == 'interval'
+    assert result['decision_basis'] == 'point_estimate'
+    assert any('No per-request samples in the baseline run at concurrency 1' in r for r in result['reasons'])
+
+
+def test_too_few_requests_for_an_interval_fall_back_to_the_point_estimate():
+    base, cand = pair(count=B.MIN_REQUESTS - 1, c8=None)
+    result = decide(base, cand)
+    assert result['criteria']['throughput_gain_c1']['basis'] == 'point_estimate'
+    assert any('too few for an interval (at least %d)' % B.MIN_REQUESTS in r for r in result['reasons'])
+
+
+def test_performance_2000_resamples_of_50_requests_well_under_a_second():
+    base, cand = pair()
+    started = time.process_time()
+    decide(base, cand)
+    assert time.process_time() - started < 1.0
+
+
+def test_very_large_samples_use_fewer_resamples_with_a_warning():
+    assert B.resamples_within_budget(2000, 300) == 2000
+    assert B.resamples_within_budget(2000, 60000) == B.MAX_DRAWS // 60000
+    assert B.resamples_within_budget(20000, 10 ** 9) == B.RESAMPLES_RANGE[0]
+
+
+# --- the bootstrap itself --------------------------------------------------------------------------
+
+def test_throughput_statistic_is_littles_law():
+    stat = B.throughput_statistic(8)
+    assert stat([(100, 1000.0), (100, 3000.0)]) == pytest.approx(8 * 200 / 4.0)
+    assert B.throughput_statistic(1)([(128, 2000.0)]) == pytest.approx(64.0)
+
+
+def test_ratio_interval_is_deterministic_and_placed_on_the_measured_ratio():
+    rng = random.Random(3)
+    base = [rng.uniform(9, 11) for _i in range(40)]
+    cand = [rng.uniform(4.5, 5.5) for _i in range(40)]
+    first = B.ratio_interval('seed', 'tpot', base, cand, B.tpot_p50, 2000)
+    assert first == B.ratio_interval('seed', 'tpot', base, cand, B.tpot_p50, 2000)
+    assert first != B.ratio_interval('other', 'tpot', base, cand, B.tpot_p50, 2000)
+    assert first[0] < median(cand) / median(base) < first[1]
+    moved = B.ratio_interval('seed', 'tpot', base, cand, B.tpot_p50, 2000, point_ratio=2 * median(cand) / median(base))
+    assert moved == pytest.approx((2 * first[0], 2 * first[1]))
+    assert B.ratio_interval('seed', 'tpot', [0.0] * 5, cand, B.tpot_p50, 200) is None
+
+
+# --- explaining the speed-up -----------------------------------------------------------------------
+
+@pytest.mark.parametrize('acceptance, k, expected', [
+    (1.0, 4, 5.0),                   # every draft token accepted: K + 1
+    (0.0, 4, 1.0),                   # none accepted: the target's own token only
+    (0.5, 3, 1.875),                 # 1 + 0.5 + 0.25 + 0.125
+    (0.99, 4, (1 - 0.99 ** 5) / 0.01),
+    (0.8, 1, 1.8),
+    (1.0 - 1e-12, 16, 17.0),         # no cancellation next to 1
+])
+def test_expected_tokens_per_step(acceptance, k, expected):
+    assert X.expected_tokens_per_step(acceptance, k) == pytest.approx(expected, rel=1e-9)
+
+
+def test_explanation_of_an_expensive_draft_in_operator_words():
+    """acceptance 0.99 with K=4 (4.96 tokens per step) but TPOT only 7 % lower: each draft token costs 0.90 of a step."""
+    base = bench(c1=(100.0, 10.0), c8=None)
+    cand = bench(c1=(108.0, 10.0 * 4.6 / 4.96), c8=None, acceptance=0.99)
+    cand['runs'][0]['spec_decode'].update(acceptance_length=4.96, drafts=250, draft_tokens=1000,
+                                          per_position_acceptance=[0.995, 0.99, 0.99, 0.985])
+    result = decide(base, cand)
+    exp = result['explanation']
+    assert exp['k'] == 4 and exp['acceptance_rate'] == 0.99
+    assert exp['expected_tokens_per_step'] == pytest.approx(4.901, abs=1e-3)
+    assert exp['measured_tokens_per_step'] == exp['tokens_per_step'] == 4.96
+    assert exp['step_cost'] == pytest.approx(4.6, abs=1e-4)
+    assert exp['draft_cost_per_token'] == pytest.approx(0.9, abs=1e-4)
+    assert exp['break_even_draft_cost'] == pytest.approx(0.99, abs=1e-4)
+    assert exp['text'] in result['reasons']
+    assert 'Acceptance 0.99 with K=4 gives 4.96 tokens per verification step (measured)' in exp['text']
+    assert 'each draft token about 0.90 of one' in exp['text'] and 'the draft is expensive' in exp['text']
+
+
+@pytest.mark.parametrize('tpot_ratio, acceptance_length, words', [
+    (1.1, 3.0, 'the draft costs more than the tokens it saves: too expensive'),
+    (0.5, 3.0, 'the draft is cheap enough, it takes 25 % of what speculation could save'),
+    (0.9, 1.0, 'no draft token is accepted'),
+    (0.2, 3.0, 'the model does not fit these figures'),
+])
+def test_explanation_judgements(tpot_ratio, acceptance_length, words):
+    text = X.explain((acceptance_length - 1) / 4, 4, tpot_ratio, acceptance_length)['text']
+    assert words in text
+
+
+def test_explanation_without_counters_or_k():
+    unknown = X.explain(None, None, 0.7)
+    assert unknown['expected_tokens_per_step'] is None and 'acceptance rate unknown' in unknown['text']
+    assert 'pass num_speculative_tokens' in X.explain(0.7, None, 0.7)['text']
+    without_length = X.explain(0.5, 3, 0.8)
+    assert without_length['tokens_per_step'] == without_length['expected_tokens_per_step'] == 1.875
+    assert '(expected)' in without_length['text']
+
+
+def test_k_from_the_option_or_the_counters():
+    assert X.draft_tokens_per_step({'per_position_acceptance': [0.9, 0.8, 0.7]}) == 3
+    assert X.draft_tokens_per_step({'drafts': 250, 'draft_tokens': 1000}) == 4
+    assert X.draft_tokens_per_step({'drafts': 250, 'draft_tokens': 990}) == 4     # drafts cut short near max_tokens
+    assert X.draft_tokens_per_step({'drafts': 250, 'draft_tokens': 875}) is None  # 3.5: not a K
+    assert X.draft_tokens_per_step(None) is None
+    base, cand = bench(), bench(c1=(60.0, 16.0), acceptance=0.7)   # the fixture's counters: 3 positions
+    assert decide(base, cand)['explanation']['k'] == 3
+    result = decide(base, cand, num_speculative_tokens=5)
+    assert result['explanation']['k'] == 5
+    assert any('num_speculative_tokens is 5 but the candidate\'s counters show 3' in w for w in result['warnings'])
+
+
+# --- hostile input ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('option, value, words', [
+    ('bootstrap_resamples', float('nan'), 'bootstrap_resamples must be an integer from 200 to 20000, got nan (float)'),
+    ('bootstrap_resamples', float('inf'), 'bootstrap_resamples must be an integer from 200 to 20000, got inf (float)'),
+    ('bootstrap_resamples', -1, 'bootstrap_resamples must be an integer from 200 to 20000, got -1'),
+    ('bootstrap_resamples', 0, 'bootstrap_resamples must be an integer from 200 to 20000, got 0'),
+    ('bootstrap_resamples', 10 ** 30, 'bootstrap_resamples must be an integer from 200 to 20000, got 1000000000000000000000000000000'),
+    ('bootstrap_resamples', '2000', "bootstrap_resamples must be an integer from 200 to 20000, got '2000' (str)"),
+    ('bootstrap_resamples', True, 'bootstrap_resamples must be an integer from 200 to 20000, got True (bool)'),
+    ('bootstrap_resamples', 2000.5, 'bootstrap_resamples must be an integer from 200 to 20000, got 2000.5 (float)'),
+    ('bootstrap_resamples', None, 'bootstrap_resamples must be an integer from 200 to 20000, got None (NoneType)'),
+    ('regression_rule', 'Interval', "regression_rule must be one of interval, point, got 'Interval' (str)"),
+    ('regression_rule', None, 'regression_rule must be one of interval, point, got None (NoneType)'),
+    ('regression_rule', float('nan'), 'regression_rule must be one of interval, point, got nan (float)'),
+    ('regression_rule', ['point'], "regression_rule must be one of interval, point, got ['point'] (list)"),
+    ('decide_undetermined', 'maybe', "decide_undetermined must be one of point_estimate, undetermined, got 'maybe' (str)"),
+    ('decide_undetermined', 1, 'decide_undetermined must be one of point_estimate, undetermined, got 1 (int)'),
+    ('num_speculative_tokens', 0, 'num_speculative_tokens must be an integer from 1 to 16, or null'),
+    ('num_speculative_tokens', 17, 'num_speculative_tokens must be an integer from 1 to 16, or null'),
+    ('num_speculative_tokens', -3, 'got -3'),
+    ('num_speculative_tokens', float('nan'), 'got nan (float)'),
+    ('num_speculative_tokens', float('-inf'), 'got -inf (float)'),
+    ('num_speculative_tokens', 10 ** 20, 'got 100000000000000000000'),
+    ('num_speculative_tokens', '4', "got '4' (str)"),
+    ('num_speculative_tokens', False, 'got False (bool)'),
+])
+def test_new_options_validated(option, value, words):
+    with pytest.raises(SpeculativeInputError) as err:
+        decide(*pair(), **{option: value})
+    assert words in str(err.value)
+
+
+def _mutate(key, index, value):
+    def mutate(run):
+        run['samples'][key][index] = value
+    return mutate
+
+
+@pytest.mark.parametrize('mutate, words', [
+    (lambda run: run.update(samples='all'), "has samples that are 'all', not a dictionary"),
+    (lambda run: run['samples'].pop('latency_ms'), 'has samples.latency_ms missing'),
+    (lambda run: run['samples'].update(tpot_ms=5), 'has samples.tpot_ms that is 5, not a list'),
+    (lambda run: run['samples']['latency_ms'].pop(), 'has 50 samples.output_tokens but 49 samples.latency_ms'),
+    (lambda run: run.update(completed=40), 'has 50 samples but completed is 40'),
+    (_mutate('latency_ms', 3, float('nan')), 'samples.latency_ms[3] = nan: a positive finite number'),
+    (_mutate('latency_ms', 4, float('inf')), 'samples.latency_ms[4] = inf'),
+    (_mutate('latency_ms', 0, -5.0), 'samples.latency_ms[0] = -5.0'),
+    (_mutate('latency_ms', 0, 1e-320), 'samples.latency_ms[0] = 1e-320'),
+    (_mutate('latency_ms', 0, '2000'), "samples.latency_ms[0] = '2000'"),
+    (_mutate('output_tokens', 7, 0), 'samples.output_tokens[7] = 0: a whole number of tokens >= 1'),
+    (_mutate('output_tokens', 7, 12.5), 'samples.output_tokens[7] = 12.5'),
+    (_mutate('output_tokens', 7, True), 'samples.output_tokens[7] = True'),
+    (_mutate('tpot_ms', 2, -1.0), 'samples.tpot_ms[2] = -1.0: a finite number of milliseconds >= 0, or null'),
+    (_mutate('tpot_ms', 2, float('nan')), 'samples.tpot_ms[2] = nan'),
+])
+def test_malformed_samples_are_errors_naming_the_value(mutate, words):
+    base, cand = pair(c8=None)
+    mutate(cand['runs'][0])
+    with pytest.raises(SpeculativeInputError) as err:
+        decide(base, cand)
+    assert 'candidate run at concurrency 1' in str(err.value) and words in str(err.value)
+
+
+def test_more_samples_than_the_benchmark_can_record_are_refused():
+    base, cand = pair(c8=None)
+    run = cand['runs'][0]
+    for key in run['samples']:
+        run['samples'][key] = run['samples'][key] * (B.MAX_REQUESTS // 50 + 1)
+    run['completed'] = len(run['samples']['latency_ms'])
+    with pytest.raises(SpeculativeInputError, match='has 10050 samples; at most 10000 are accepted'):
+        decide(base, cand)
+
+
+def test_null_tpot_of_one_token_requests_is_accepted():
+    base, cand = pair(c8=None)
+    cand['runs'][0]['samples']['tpot_ms'][0] = None
+    cand['runs'][0]['samples']['output_tokens'][0] = 1
+    assert decide(base, cand)['verdict'] == 'accept'
