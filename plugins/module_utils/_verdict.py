@@ -498,9 +498,11 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
     reasons = []
     gain_text = '; %s' % _interval_text(gain_iv) if gain_iv else ''
     reduction_text = '; %s' % _interval_text(reduction_iv, False) if reduction_iv else ''
-    reasons.append('At concurrency 1, throughput_tok_s changed %+.1f %% (%.2f -> %.2f%s) and tpot_ms_p50 fell %s '
+    # "fell -28 %" for a TPOT that rose reads wrong: say which way it went.
+    reasons.append('At concurrency 1, throughput_tok_s changed %+.1f %% (%.2f -> %.2f%s) and tpot_ms_p50 %s %s '
                    '(%.2f -> %.2f ms%s).'
-                   % (gain * 100, b_tput, c_tput, gain_text, _pct(reduction), b_tpot, c_tpot, reduction_text))
+                   % (gain * 100, b_tput, c_tput, gain_text, 'fell' if reduction >= 0 else 'rose',
+                      _pct(abs(reduction)), b_tpot, c_tpot, reduction_text))
     if change8 is not None:
         reasons.append('At concurrency 8, throughput_tok_s changed %+.1f %% (%stolerance: -%s).'
                        % (change8 * 100, '%s; ' % _interval_text(change8_iv) if change8_iv else '',

@@ -386,3 +386,10 @@ def test_gain_that_is_not_finite_is_an_error():
     with pytest.raises(SpeculativeInputError) as err:
         decide(bench(c1=(1e-300, 22.0)), bench(c1=(1e300, 16.0), acceptance=0.7))
     assert 'not a finite number' in str(err.value)
+
+
+def test_the_reason_says_which_way_tpot_went():
+    slower = decide(bench(c1=(44.0, 22.0)), bench(c1=(33.0, 30.0)))
+    assert 'tpot_ms_p50 rose 36.4 % (22.00 -> 30.00 ms)' in slower['reasons'][0], slower['reasons'][0]
+    faster = decide(bench(c1=(44.0, 22.0)), bench(c1=(66.0, 11.0)))
+    assert 'tpot_ms_p50 fell 50.0 % (22.00 -> 11.00 ms)' in faster['reasons'][0], faster['reasons'][0]
