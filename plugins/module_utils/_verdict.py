@@ -150,7 +150,24 @@ def _ratio_change(name, new, old):
     return change
 
 
+#: A sequential candidate (vllm_benchmark with ``sequential``) measures a number of requests decided by its rounds and
+#: continues the baseline's seeded prompt sequence: these fields may differ, and its config.sequential names the
+#: baseline's prompt_set_id instead (vllm_benchmark checked, per level, that its first prompts are the baseline's).
+SEQUENTIAL_FREE_FIELDS = ('num_prompts', 'prompt_set_id')
+
+
 def check_workloads_match(baseline, candidate):
+    sequential = candidate['config'].get('sequential')
+    if baseline['config'].get('sequential') is not None:
+        raise SpeculativeInputError('The baseline is a sequential benchmark (config.sequential is set): measure the '
+                                    'baseline with a fixed number of requests, and only the candidate sequentially.')
+    if sequential is not None:
+        named = sequential.get('baseline_prompt_set_id') if isinstance(sequential, dict) else None
+        if named != baseline['config'].get('prompt_set_id'):
+            raise SpeculativeInputError('The sequential candidate was measured against another baseline: its '
+                                        'config.sequential.baseline_prompt_set_id is %s, the baseline\'s prompt_set_id '
+                                        'is %s. Pass the baseline the candidate was measured against.'
+                                        % (show(named), show(baseline['config'].get('prompt_set_id'))))
     for label, bench in (('baseline', baseline), ('candidate', candidate)):
         listed = bench['config'].get('concurrency')
         if listed is not None:
@@ -161,6 +178,8 @@ def check_workloads_match(baseline, candidate):
                 raise SpeculativeInputError('%s config.%s is %s: workload settings must be finite numbers; measure '
                                             'again with a valid setting.' % (label, field, show(value)))
     for field in WORKLOAD_FIELDS:
+        if sequential is not None and field in SEQUENTIAL_FREE_FIELDS:
+            continue
         left = baseline['config'].get(field, _MISSING)
         right = candidate['config'].get(field, _MISSING)
         if field == 'concurrency' and isinstance(left, list) and isinstance(right, list):
@@ -268,12 +287,13 @@ def _rule(statuses):
     return 'marginal'
 
 
-def _settle(statuses):
+def _settle(statuses, deciding=DECIDING):
     """(verdict, []) when every way of settling the undetermined criteria gives the same verdict, else (None, names).
 
-    ``names`` are the undetermined criteria on which the verdict depends.
+    ``names`` are the undetermined criteria on which the verdict depends. ``deciding``: the criteria whose
+    undetermined status is open (the sequential benchmark also counts regression_c8, see settle_all).
     """
-    open_names = [name for name in DECIDING if statuses.get(name) == 'undetermined']
+    open_names = [name for name in deciding if statuses.get(name) == 'undetermined']
     outcomes = {}
     for combo in itertools.product(('met', 'not_met'), repeat=len(open_names)):
         trial = dict(statuses)
@@ -291,6 +311,16 @@ def _settle(statuses):
                 matter.append(name)
                 break
     return None, matter
+
+
+def settle_all(statuses):
+    """(verdict, []) or (None, open criteria) from criterion statuses, counting EVERY undetermined criterion as open.
+
+    Unlike the verdict itself (which, under regression_rule=interval, counts an undetermined regression at
+    concurrency 8 as none), a regression_c8 that is undetermined is open here: a sequential benchmark measures on
+    until the concurrency-8 interval shows a regression or shows none, when that could change the verdict.
+    """
+    return _settle(statuses, CRITERIA)
 
 
 def _signed(value):
