@@ -21,6 +21,7 @@ import time
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _benchmark as bm
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _prompts
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _sequential
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._endpoint import cut, echo
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._http import (
     STALE_ERRORS, DeadlineExceeded, Endpoint, EndpointError, connection_is_stale, describe_exception, error_detail, timeout_hint)
@@ -438,12 +439,10 @@ def summary_line(run):
     return text
 
 
-def run_benchmark(p, identity, file_prompts=None, log=None):
-    """Run the benchmark described by validated options ``p``.
+def open_endpoint(p, identity):
+    """Preflight and tokenizer probe of a benchmark. Returns (endpoint, model, vllm_version, warnings, tok, tokinfo).
 
-    Returns (benchmark, failure): failure is None or the sentence to fail the module with
-    (the benchmark then holds the runs measured so far). Raises BenchmarkError when the
-    endpoint cannot be benchmarked at all (preflight).
+    Raises BenchmarkError when the endpoint cannot be benchmarked at all. The caller closes ``tok``.
     """
     endpoint = Endpoint(p['endpoint'], p.get('api_key'), p['request_timeout'], p['request_deadline'])
     info = preflight(endpoint, p.get('model'))
@@ -463,9 +462,55 @@ def run_benchmark(p, identity, file_prompts=None, log=None):
                             '(about %.1f tokens per word); the real counts are in total_input_tokens.'
                             % (tokinfo['reason'], bm.TOKENS_PER_WORD))
         elif p['input_len'] - tokinfo['num_special'] < 1:
+            tok.close()
             raise bm.BenchmarkError('input_len %d leaves no room for text: the tokenizer of %s adds %d special token(s); '
                                     'use input_len > %d.' % (p['input_len'], echo(model), tokinfo['num_special'],
                                                              tokinfo['num_special']))
+    return endpoint, model, info['vllm_version'], warnings, tok, tokinfo
+
+
+def sized_prompts(endpoint, p, c, phase, count, tok, tokinfo, file_prompts):
+    """build_prompts, with a tokenizer failure reported as a BenchmarkError."""
+    try:
+        return build_prompts(p, c, phase, count, tok, tokinfo, file_prompts)
+    except EndpointError as exc:
+        raise bm.BenchmarkError('The vLLM endpoint %s failed while the prompts were sized with its tokenizer: %s. '
+                                'Retry when the server is healthy.' % (endpoint.base_url, exc))
+
+
+def warm_up(endpoint, slots, p, model, c, warm, warnings):
+    """Send the warm-up requests (discarded); a warning when some failed."""
+    if not warm:
+        return
+    wrecs, _d = run_requests(endpoint, slots, [request_body(p, model, t, n) for t, n in warm], c, [n for _t, n in warm])
+    wfailed = [r for r in wrecs if not r.success]
+    if wfailed:
+        warnings.append('concurrency %d: %d of %d warm-up requests failed (discarded); first error: %s'
+                        % (c, len(wfailed), len(wrecs), wfailed[0].error))
+
+
+def measure(endpoint, slots, p, model, c, measured):
+    """One measured run of ``measured`` prompts at concurrency ``c``, between two /metrics scrapes.
+
+    Returns (records, duration_s, before, after, why): the snapshots are None (and ``why`` says why) when
+    /metrics could not be read.
+    """
+    before, why = scrape_before(endpoint)
+    records, duration = run_requests(endpoint, slots, [request_body(p, model, t, n) for t, n in measured], c,
+                                     [n for _t, n in measured])
+    run = bm.summarize_run(records, duration, c)
+    after, why_after = scrape_after(endpoint, before, run) if before is not None else (None, why)
+    return records, duration, before, after, why or why_after
+
+
+def run_benchmark(p, identity, file_prompts=None, log=None):
+    """Run the benchmark described by validated options ``p``.
+
+    Returns (benchmark, failure): failure is None or the sentence to fail the module with
+    (the benchmark then holds the runs measured so far). Raises BenchmarkError when the
+    endpoint cannot be benchmarked at all (preflight).
+    """
+    endpoint, model, vllm_version, warnings, tok, tokinfo = open_endpoint(p, identity)
     slots = [Slot() for _i in range(max(p['concurrency']))]
     runs = []
     measured_texts = []
@@ -475,12 +520,8 @@ def run_benchmark(p, identity, file_prompts=None, log=None):
     try:
         workloads = []
         for c in p['concurrency']:
-            try:
-                warm = build_prompts(p, c, 'warmup', p['warmup_prompts'], tok, tokinfo, file_prompts)
-                measured = build_prompts(p, c, 'measured', p['num_prompts'], tok, tokinfo, file_prompts)
-            except EndpointError as exc:
-                raise bm.BenchmarkError('The vLLM endpoint %s failed while the prompts were sized with its tokenizer: %s. '
-                                        'Retry when the server is healthy.' % (endpoint.base_url, exc))
+            warm = sized_prompts(endpoint, p, c, 'warmup', p['warmup_prompts'], tok, tokinfo, file_prompts)
+            measured = sized_prompts(endpoint, p, c, 'measured', p['num_prompts'], tok, tokinfo, file_prompts)
             workloads.append((c, warm, measured))
             measured_texts.extend(text for text, _n in measured)
         if tok is not None:
@@ -489,22 +530,13 @@ def run_benchmark(p, identity, file_prompts=None, log=None):
         for c, warm, measured in workloads:
             if log:
                 log('vllm_benchmark: concurrency %d: %d warm-up + %d measured requests' % (c, len(warm), len(measured)))
-            if warm:
-                wrecs, _d = run_requests(endpoint, slots, [request_body(p, model, t, n) for t, n in warm], c,
-                                         [n for _t, n in warm])
-                wfailed = [r for r in wrecs if not r.success]
-                if wfailed:
-                    warnings.append('concurrency %d: %d of %d warm-up requests failed (discarded); first error: %s'
-                                    % (c, len(wfailed), len(wrecs), wfailed[0].error))
-            before, why = scrape_before(endpoint)
-            records, duration = run_requests(endpoint, slots, [request_body(p, model, t, n) for t, n in measured], c,
-                                             [n for _t, n in measured])
+            warm_up(endpoint, slots, p, model, c, warm, warnings)
+            records, duration, before, after, why = measure(endpoint, slots, p, model, c, measured)
             run = bm.summarize_run(records, duration, c)
-            after, why_after = scrape_after(endpoint, before, run) if before is not None else (None, why)
             if (before is None or after is None) and not metrics_warned:
                 metrics_warned = True
                 warnings.append('The server metrics could not be read (%s): spec_decode and metrics_polluted are null.'
-                                % (why or why_after))
+                                % why)
             run['spec_decode'] = bm.spec_decode_delta(before, after)
             max_out = max(n for _t, n in measured)
             polluted, reasons = bm.pollution(before, after, run, max_out, p['input_len'])
@@ -516,11 +548,8 @@ def run_benchmark(p, identity, file_prompts=None, log=None):
             warnings.extend(bm.run_warnings(run, p['input_len'], p['output_len'], p.get('ignore_eos'),
                                             p['dataset'] != 'file'))
             runs.append(run)
-            total = run['completed'] + run['failed']
-            if total and run['failed'] / total > p['max_failed_ratio']:
-                failure = ('%d of %d requests to the vLLM endpoint %s failed at concurrency %d, more than max_failed_ratio %s '
-                           'allows; first error: %s' % (run['failed'], total, endpoint.base_url, c, p['max_failed_ratio'],
-                                                        run['errors'][0] if run['errors'] else 'unknown'))
+            failure = failed_too_much(run, p, endpoint)
+            if failure:
                 break
     finally:
         sys.setswitchinterval(old_interval)
@@ -528,6 +557,117 @@ def run_benchmark(p, identity, file_prompts=None, log=None):
             slot.drop()
         if tok is not None:
             tok.close()
-    benchmark = bm.assemble(p, identity, model, info['vllm_version'], bm.prompt_set_id(measured_texts), runs,
+    benchmark = bm.assemble(p, identity, model, vllm_version, bm.prompt_set_id(measured_texts), runs,
                             warnings)
+    return benchmark, failure
+
+
+def failed_too_much(run, p, endpoint):
+    """The failure sentence when a run has more failed requests than max_failed_ratio allows, else None."""
+    total = run['completed'] + run['failed']
+    if total and run['failed'] / total > p['max_failed_ratio']:
+        return ('%d of %d requests to the vLLM endpoint %s failed at concurrency %d, more than max_failed_ratio %s '
+                'allows; first error: %s' % (run['failed'], total, endpoint.base_url, run['concurrency'],
+                                             p['max_failed_ratio'], run['errors'][0] if run['errors'] else 'unknown'))
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Sequential measurement (the ``sequential`` option; the round logic is in _sequential)
+# --------------------------------------------------------------------------------------------
+
+class _RoundRunner:
+    """The HTTP side of _sequential.run_rounds: warm-ups, the next prompts of each level, the result."""
+
+    def __init__(self, endpoint, slots, p, identity, model, vllm_version, prompts, warnings):
+        self.endpoint = endpoint
+        self.slots = slots
+        self.p = p
+        self.identity = identity
+        self.model = model
+        self.vllm_version = vllm_version
+        self.prompts = prompts
+        self.warnings = warnings
+        self.offset = dict((c, 0) for c in prompts)
+        self.metrics_warned = False
+
+    def warm_up(self, c):
+        warm_up(self.endpoint, self.slots, self.p, self.model, c, self.prompts[c][0], self.warnings)
+
+    def measure(self, c, count):
+        chunk = self.prompts[c][1][self.offset[c]:self.offset[c] + count]
+        self.offset[c] += len(chunk)
+        records, duration, before, after, why = measure(self.endpoint, self.slots, self.p, self.model, c, chunk)
+        if (before is None or after is None) and not self.metrics_warned:
+            self.metrics_warned = True
+            self.warnings.append('The server metrics could not be read (%s): spec_decode and metrics_polluted are null.'
+                                 % why)
+        return records, duration, before, after
+
+    def failed_too_much(self, run):
+        return failed_too_much(run, self.p, self.endpoint)
+
+    def benchmark(self, runs, config):
+        p = self.p
+        warnings = list(self.warnings)
+        texts = []
+        for run in runs:
+            used = [t for t, _n in self.prompts[run['concurrency']][1][:self.offset[run['concurrency']]]]
+            texts.extend(used)
+            run['prompt_set_id'] = bm.prompt_set_id(used)
+            warnings.extend(bm.run_warnings(run, p['input_len'], p['output_len'], p.get('ignore_eos'),
+                                            p['dataset'] != 'file'))
+            if run.get('metrics_polluted'):
+                warnings.append('concurrency %d: other traffic may have polluted the server counters (spec_decode and '
+                                'the pollution check come from /metrics).' % run['concurrency'])
+        # config.num_prompts: the most requests measured at one level (each level's count is in runs[].completed)
+        most = max([run['completed'] + run['failed'] for run in runs] or [0])
+        benchmark = bm.assemble(dict(p, num_prompts=most), self.identity, self.model, self.vllm_version,
+                                bm.prompt_set_id(texts), runs, warnings)
+        benchmark['config']['sequential'] = dict(config)
+        return benchmark
+
+
+def run_sequential(p, identity, seq, file_prompts=None, log=None):
+    """Measure the candidate in rounds against the fixed baseline ``seq['baseline']`` (see _sequential).
+
+    ``seq`` is _sequential.check_sequential's result. Each level's measured prompts continue the
+    baseline's seeded sequence: its first prompts are exactly the baseline's (checked), later ones
+    are new (never a repeat, so the prefix cache cannot serve them).
+    Returns (benchmark, failure), the benchmark with a ``sequential`` report. Raises BenchmarkError.
+    """
+    base = seq['baseline']
+    base_runs = dict((run['concurrency'], run) for run in base['runs'])
+    base_count = base['config'].get('num_prompts')
+    endpoint, model, vllm_version, warnings, tok, tokinfo = open_endpoint(p, identity)
+    slots = [Slot() for _i in range(max(p['concurrency']))]
+    old_interval = sys.getswitchinterval()
+    try:
+        prompts = {}
+        for c in p['concurrency']:
+            shared = base_runs[c]['completed'] + base_runs[c]['failed']
+            if isinstance(base_count, int) and not isinstance(base_count, bool):
+                shared = base_count
+            warm = sized_prompts(endpoint, p, c, 'warmup', p['warmup_prompts'], tok, tokinfo, file_prompts)
+            measured = sized_prompts(endpoint, p, c, 'measured', max(seq['max_prompts'], shared), tok, tokinfo,
+                                     file_prompts)
+            if bm.prompt_set_id(t for t, _n in measured[:shared]) != base_runs[c]['prompt_set_id']:
+                raise bm.BenchmarkError(
+                    'sequential.baseline was measured with other prompts at concurrency %d than this benchmark builds '
+                    '(its %d measured prompts differ from the first %d of this sequence): measure the baseline with the '
+                    'same dataset, prompts_file, seed, input_len and model (tokenizer) as the candidate.'
+                    % (c, shared, shared))
+            prompts[c] = (warm, measured)
+        if tok is not None:
+            tok.close()
+        sys.setswitchinterval(SWITCH_INTERVAL)
+        runner = _RoundRunner(endpoint, slots, p, identity, model, vllm_version, prompts, warnings)
+        benchmark, report, failure = _sequential.run_rounds(p, seq, runner, log)
+    finally:
+        sys.setswitchinterval(old_interval)
+        for slot in slots:
+            slot.drop()
+        if tok is not None:
+            tok.close()
+    benchmark['sequential'] = report
     return benchmark, failure
