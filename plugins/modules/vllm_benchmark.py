@@ -129,6 +129,76 @@ options:
         socket at that path is refused. The module reports a change only when the file content changes.
       - The file is standard JSON (never C(NaN) or C(Infinity)).
     type: path
+  sequential:
+    description:
+      - Measure a speculative candidate in rounds and stop as soon as the verdict of M(jetson_llm.vllm.speculative_verdict)
+        is settled, instead of a fixed O(num_prompts) (which is then not used). Issue 10 of the collection; measured on a
+        real vLLM in C(docs/performance.md).
+      - "Measure the baseline first, with a fixed O(num_prompts), on the service without speculation (its samples are fixed
+        once the service restarts with C(--speculative-config)); then run this on the speculative service with the same
+        options and O(sequential.baseline). Each level gets O(warmup_prompts) warm-up requests once; then each round sends
+        O(sequential.round_prompts) requests at every level still needed, and the verdict is computed with
+        O(sequential.baseline) (95 % bootstrap intervals, the same code as M(jetson_llm.vllm.speculative_verdict))."
+      - "Measuring stops when no undetermined criterion can change the verdict (RV(benchmark.sequential.stopped=determined)),
+        or when every level still needed has measured O(sequential.max_prompts) requests (V(budget): the verdict then rests
+        on point estimates for the open criteria, and RV(benchmark.sequential.reason) and the verdict's reasons say so).
+        Only the levels whose criteria are open measure again: concurrency 1 for the throughput and TPOT criteria,
+        concurrency 8 for a regression; other levels are measured in the first round only."
+      - "Stricter than the verdict: an undetermined throughput change at concurrency 8 keeps concurrency 8 measuring while
+        a regression could still turn the verdict into a reject. A criterion without an interval (fewer than 5 requests)
+        never stops it."
+      - "The candidate's prompts continue the baseline's seeded sequence: at each level its first prompts are exactly the
+        baseline's (checked; the module fails when they differ, e.g. another seed or dataset), later ones are new. The
+        result's C(config.num_prompts) is the most requests measured at one level, C(config.sequential) names the baseline
+        (M(jetson_llm.vllm.speculative_verdict) accepts the differing request counts only then), and
+        RV(benchmark.sequential) reports the rounds, the requests per phase and level, and why it stopped."
+      - "Bounded: at most ceil(O(sequential.max_prompts) / round size) rounds per level, every request within
+        O(request_deadline)."
+    type: dict
+    suboptions:
+      baseline:
+        description:
+          - The baseline benchmark, as registered from this module (or its O(output_file) JSON), run without speculation
+            with the same O(concurrency), O(input_len), O(output_len), O(dataset), O(temperature), O(ignore_eos) and
+            O(seed), with at least 5 samples per level. Not itself sequential.
+        type: dict
+        required: true
+      round_prompts:
+        description:
+          - Measured requests per round, per concurrency level (a dictionary level -> requests), each a multiple of the
+            level from 5 to O(sequential.max_prompts), so that every round ends with full waves.
+          - Levels not given take max(8, 2 x level) rounded up to a multiple of the level (V(1) -> 8, V(8) -> 16).
+        type: dict
+      max_prompts:
+        description:
+          - The budget, measured candidate requests per level at most, an integer from 5 to 10000.
+        type: int
+        default: 48
+      min_throughput_gain:
+        description: As in M(jetson_llm.vllm.speculative_verdict); use the same value there.
+        type: float
+        default: 0.3
+      min_tpot_reduction:
+        description: As in M(jetson_llm.vllm.speculative_verdict).
+        type: float
+        default: 0.2
+      disable_below_gain:
+        description: As in M(jetson_llm.vllm.speculative_verdict).
+        type: float
+        default: 0.1
+      c8_tolerance:
+        description: As in M(jetson_llm.vllm.speculative_verdict).
+        type: float
+        default: 0.0
+      regression_rule:
+        description: As in M(jetson_llm.vllm.speculative_verdict).
+        type: str
+        choices: [interval, point]
+        default: interval
+      bootstrap_resamples:
+        description: As in M(jetson_llm.vllm.speculative_verdict).
+        type: int
+        default: 2000
 attributes:
   check_mode:
     support: full
@@ -179,6 +249,31 @@ EXAMPLES = r'''
     temperature: 0
     container: dustynv/vllm:0.20-r36.4
     output_file: /var/lib/jetson_llm/bench-baseline.json
+
+- name: Baseline on the service without speculation (fixed size, kept for the sequential candidate)
+  jetson_llm.vllm.vllm_benchmark:
+    concurrency: [1, 8]
+    num_prompts: 24
+    warmup_prompts: 2
+    temperature: 0
+  register: baseline_bench
+
+# ... restart the service with --speculative-config, then measure until the verdict is settled:
+- name: Candidate, measured in rounds
+  jetson_llm.vllm.vllm_benchmark:
+    concurrency: [1, 8]
+    warmup_prompts: 2
+    temperature: 0
+    sequential:
+      baseline: "{{ baseline_bench }}"
+      round_prompts: {1: 8, 8: 16}
+      max_prompts: 48
+  register: candidate_bench
+
+- name: Decide (the same thresholds as the sequential stop)
+  jetson_llm.vllm.speculative_verdict:
+    baseline: "{{ baseline_bench }}"
+    candidate: "{{ candidate_bench }}"
 
 - name: Your own prompts
   jetson_llm.vllm.vllm_benchmark:
@@ -301,6 +396,12 @@ benchmark:
           type: list
           elements: int
           returned: always
+        sequential:
+          description:
+            - With O(sequential) only. C(baseline_prompt_set_id) (the baseline's C(config.prompt_set_id)), C(max_prompts)
+              and C(round_prompts). C(num_prompts) is then the most requests measured at one level.
+          type: dict
+          returned: with O(sequential)
         temperature:
           description: O(temperature); null for the server default.
           type: float
@@ -478,6 +579,60 @@ benchmark:
               elements: float
           sample: {"ttft_ms": [310.2, 305.87], "tpot_ms": [23.612, 23.598], "output_tokens": [128, 128],
                    "latency_ms": [3308.924, 3302.85], "start_ms": [0.0, 3309.4], "finish_ms": [3308.924, 6612.25]}
+    sequential:
+      description:
+        - With O(sequential) only. How the candidate was measured and why it stopped.
+      type: dict
+      returned: with O(sequential)
+      contains:
+        rounds:
+          description: Rounds measured.
+          type: int
+        stopped:
+          description: V(determined) (the intervals settle the verdict), V(budget) (O(sequential.max_prompts) spent) or V(failed).
+          type: str
+        reason:
+          description: Why it stopped, as a sentence with the request counts.
+          type: str
+        requests:
+          description:
+            - Requests sent, per phase (C(baseline), C(candidate)) and level (C(warmup), C(measured)); C(total),
+              C(baseline_total), C(candidate_total) add the warm-ups and the measured requests of both phases.
+          type: dict
+        history:
+          description: Per round, the requests measured per level, the interim verdict, the settled verdict (or null) and the open criteria.
+          type: list
+          elements: dict
+        verdict:
+          description:
+            - The verdict on what was measured (decided on point estimates for the open criteria when the budget stopped it);
+              null when it failed. M(jetson_llm.vllm.speculative_verdict) on the same benchmarks gives the same.
+          type: str
+        keep:
+          description: Whether that verdict keeps speculation.
+          type: bool
+        determined:
+          description: True when the intervals settled the verdict.
+          type: bool
+        undetermined:
+          description: The criteria still open when it stopped (empty when determined).
+          type: list
+          elements: str
+        decision_basis:
+          description: V(interval) or V(point_estimate), as in M(jetson_llm.vllm.speculative_verdict).
+          type: str
+        reasons:
+          description: The verdict's reasons.
+          type: list
+          elements: str
+        max_prompts:
+          description: O(sequential.max_prompts).
+          type: int
+        round_prompts:
+          description: Requests per round per level (keys are the levels as strings).
+          type: dict
+      sample: {"rounds": 1, "stopped": "determined", "verdict": "accept", "determined": true,
+               "requests": {"total": 80, "baseline_total": 52, "candidate_total": 28}}
     warnings:
       description: Remarks about the measurement (also emitted as Ansible warnings).
       type: list
@@ -498,9 +653,12 @@ from ansible.module_utils.common.text.converters import to_bytes, to_native
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._benchmark import (
     DATASETS, BenchmarkError, check_options, parse_prompts_jsonl, render)
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._benchmark_runner import run_benchmark, summary_line
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._benchmark_runner import run_benchmark, run_sequential, summary_line
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._endpoint import cut, endpoint_argument_spec, url_password
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson import benchmark_identity, gather_facts
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._sequential import DEFAULTS as SEQUENTIAL_DEFAULTS
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._sequential import check_sequential
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._verdict import REGRESSION_RULES
 
 #: Largest prompts_file read.
 PROMPTS_FILE_MAX_BYTES = 64 * 1024 * 1024
@@ -622,6 +780,17 @@ def argument_spec():
         max_failed_ratio=dict(type='float', default=0.0),
         container=dict(type='str'),
         output_file=dict(type='path'),
+        sequential=dict(type='dict', options=dict(
+            baseline=dict(type='dict', required=True),
+            round_prompts=dict(type='dict'),
+            max_prompts=dict(type='int', default=SEQUENTIAL_DEFAULTS['max_prompts']),
+            min_throughput_gain=dict(type='float', default=SEQUENTIAL_DEFAULTS['min_throughput_gain']),
+            min_tpot_reduction=dict(type='float', default=SEQUENTIAL_DEFAULTS['min_tpot_reduction']),
+            disable_below_gain=dict(type='float', default=SEQUENTIAL_DEFAULTS['disable_below_gain']),
+            c8_tolerance=dict(type='float', default=SEQUENTIAL_DEFAULTS['c8_tolerance']),
+            regression_rule=dict(type='str', default='interval', choices=list(REGRESSION_RULES)),
+            bootstrap_resamples=dict(type='int', default=SEQUENTIAL_DEFAULTS['bootstrap_resamples']),
+        )),
     )
     return spec
 
@@ -637,6 +806,7 @@ def main():
         module.no_log_values.add(password)  # masked everywhere in the result, the echoed arguments included
     try:
         params = check_options(module.params)
+        sequential = check_sequential(params['sequential'], params) if params.get('sequential') is not None else None
     except BenchmarkError as exc:
         module.fail_json(msg=to_native(exc))
     file_prompts = _read_prompts(module, params['prompts_file']) if params['dataset'] == 'file' else None
@@ -652,13 +822,18 @@ def main():
 
     identity = benchmark_identity(gather_facts(run_command=run_command, which=module.get_bin_path))
     try:
-        benchmark, failure = run_benchmark(params, identity, file_prompts)
+        if sequential is not None:
+            benchmark, failure = run_sequential(params, identity, sequential, file_prompts)
+        else:
+            benchmark, failure = run_benchmark(params, identity, file_prompts)
     except BenchmarkError as exc:
         module.fail_json(msg=to_native(exc), endpoint=params['endpoint'])
 
     for warning in benchmark['warnings']:
         module.warn(warning)
     msg = '; '.join(summary_line(run) for run in benchmark['runs'])
+    if benchmark.get('sequential'):
+        msg += '. ' + benchmark['sequential']['reason']
     if failure:
         module.fail_json(msg=failure, benchmark=benchmark, summary=msg)
 

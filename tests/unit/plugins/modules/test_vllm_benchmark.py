@@ -271,3 +271,63 @@ def test_options_and_the_argument_spec_agree_with_the_documentation():
         if name in options:
             text = options[name]['description']
             assert '%d to %d' % (low, high) in (text if isinstance(text, str) else ' '.join(text)), name
+
+
+# --- sequential (issue 10): validation and plumbing; the rounds are tested in module_utils/test_sequential.py ---
+
+def sequential_baseline():
+    run = {'concurrency': 1, 'throughput_tok_s': 36.0, 'tpot_ms_p50': 27.0, 'completed': 5, 'failed': 0, 'errors': [],
+           'prompt_set_id': 'p1', 'samples': {'output_tokens': [128] * 5, 'latency_ms': [3500.0] * 5,
+                                              'tpot_ms': [27.0] * 5, 'ttft_ms': [70.0] * 5}}
+    p = {'endpoint': 'http://127.0.0.1:8000', 'input_len': 2048, 'output_len': 128, 'num_prompts': 5,
+         'warmup_prompts': 2, 'dataset': 'builtin', 'concurrency': [1], 'temperature': None, 'ignore_eos': True,
+         'seed': 0}
+    return {'changed': False, 'benchmark': bm.assemble(p, {}, 'm', '0.32.0', 'set', [run], [])}
+
+
+@pytest.fixture
+def sequential_calls(calls, monkeypatch):
+    def run_sequential(p, identity, seq, file_prompts=None, log=None):
+        calls['runs'].append((p, identity, seq))
+        benchmark = canned_benchmark(p, identity)
+        benchmark['sequential'] = {'reason': 'Stopped after round 1: the 95 % intervals settle the verdict (accept).'}
+        return benchmark, None
+    monkeypatch.setattr(vllm_benchmark, 'run_sequential', run_sequential)
+    return calls
+
+
+def test_sequential_runs_the_rounds_with_the_checked_options(sequential_calls):
+    kind, result = run({'concurrency': [1], 'sequential': {'baseline': sequential_baseline(), 'round_prompts': {'1': 5},
+                                                           'max_prompts': 20}})
+    assert kind is ExitJson, result
+    _p, _identity, seq = sequential_calls['runs'][0]
+    assert seq['round_prompts'] == {1: 5} and seq['max_prompts'] == 20 and seq['min_throughput_gain'] == 0.3
+    assert seq['baseline']['config']['prompt_set_id'] == 'set'
+    assert result['msg'].endswith('. Stopped after round 1: the 95 % intervals settle the verdict (accept).')
+
+
+@pytest.mark.parametrize('change, text', [
+    ({'max_prompts': 0}, 'sequential.max_prompts must be an integer from 5 to 10000'),
+    ({'min_tpot_reduction': 'nan'}, 'sequential.min_tpot_reduction must be a finite number, got nan.'),
+    ({'c8_tolerance': 'inf'}, 'sequential.c8_tolerance must be a finite number, got inf.'),
+    ({'round_prompts': {'1': -3}}, 'sequential.round_prompts at concurrency 1 must be a multiple of 1 from 5'),
+    ({'bootstrap_resamples': 10 ** 9}, 'sequential.bootstrap_resamples must be an integer from 200 to 20000'),
+    ({'regression_rule': 'never'}, 'regression_rule'),
+    ({'rounds': 2}, 'rounds'),
+    ({'baseline': {'benchmark': {'config': {}, 'runs': []}}}, 'sequential.baseline has no runs'),
+])
+def test_bad_sequential_options_fail_before_any_request(sequential_calls, change, text):
+    value = {'baseline': sequential_baseline()}
+    value.update(change)
+    kind, result = run({'concurrency': [1], 'sequential': value})
+    assert kind is FailJson and text in result['msg'], result['msg']
+    kind, result = run({'concurrency': [1], 'sequential': value}, check=True)
+    assert kind is FailJson and text in result['msg'], result['msg']
+    assert sequential_calls['runs'] == []
+
+
+def test_sequential_baseline_with_another_workload_fails_before_any_request(sequential_calls):
+    kind, result = run({'concurrency': [1], 'output_len': 64, 'sequential': {'baseline': sequential_baseline()}})
+    assert kind is FailJson
+    assert 'sequential.baseline was measured with output_len = 128, this benchmark uses 64' in result['msg']
+    assert sequential_calls['runs'] == []

@@ -1,0 +1,343 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, jetson_llm.vllm maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Sequential measurement of a speculative candidate (private to this collection; vllm_benchmark ``sequential``).
+
+The baseline is measured first, with a fixed number of requests, on the service without speculation; the
+service is then restarted with --speculative-config, so the baseline's samples are fixed. The candidate is
+measured in rounds: after each round (``round_prompts`` requests at every level still needed) the verdict
+(_verdict, standard library only) is computed with its 95 % bootstrap intervals, and measuring stops as soon as
+no undetermined criterion can change the verdict, or when every level still needed has measured ``max_prompts``
+requests (the budget; the verdict then rests on point estimates for the open criteria, and the result says so).
+
+Stricter than the verdict in one point: an undetermined throughput change at concurrency 8 (regression_c8) keeps
+concurrency 8 measuring while it could turn the verdict into a reject; the verdict itself counts it as no
+regression (regression_rule=interval). A criterion without an interval (fewer than 5 requests) never stops it.
+
+The HTTP side is a ``runner`` (see run_rounds), so the round logic is tested with known sample streams.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _benchmark as bm
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._bootstrap import MIN_REQUESTS, RESAMPLES_RANGE
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import (
+    SpeculativeInputError, _is_int, check_choice, check_float, check_int, show)
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _verdict as V
+
+#: The verdict options a sequential benchmark passes on (the thresholds of the decision it stops on).
+VERDICT_KEYS = ('min_throughput_gain', 'min_tpot_reduction', 'disable_below_gain', 'c8_tolerance', 'regression_rule',
+                'bootstrap_resamples')
+DEFAULTS = {'max_prompts': 48, 'regression_rule': 'interval'}
+DEFAULTS.update((key, V.VERDICT_DEFAULTS[key]) for key in VERDICT_KEYS if key in V.VERDICT_DEFAULTS)
+KEYS = ('baseline', 'round_prompts', 'max_prompts') + VERDICT_KEYS
+#: Which concurrency level measures which criterion.
+CRITERION_LEVEL = {'throughput_gain_c1': V.LOW_CONCURRENCY, 'tpot_reduction_c1': V.LOW_CONCURRENCY,
+                   'minimum_gain_c1': V.LOW_CONCURRENCY, 'regression_c8': V.HIGH_CONCURRENCY}
+#: The baseline's workload settings the candidate must repeat (the prompts are compared too, per level).
+BASELINE_FIELDS = ('input_len', 'output_len', 'dataset', 'temperature', 'ignore_eos', 'seed')
+MAX_PROMPTS_RANGE = (MIN_REQUESTS, 10000)
+
+
+def default_round(concurrency):
+    """Requests per round at a level: at least 8 and two full waves of ``concurrency`` requests (c=1: 8, c=8: 16)."""
+    size = max(8, 2 * concurrency)
+    return -(-size // concurrency) * concurrency
+
+
+def _fail(message):
+    raise bm.BenchmarkError(message)
+
+
+def check_sequential(value, p):
+    """Validate the ``sequential`` option against the validated benchmark options ``p``; return a normalised copy.
+
+    Raises BenchmarkError naming the bad value and what is allowed.
+    """
+    if not isinstance(value, dict):
+        _fail('sequential must be a dictionary with baseline (a vllm_benchmark result), round_prompts and max_prompts; '
+              'got %s.' % show(value))
+    unknown = sorted(k for k in value if k not in KEYS)
+    if unknown:
+        _fail('sequential has unknown key(s) %s; allowed: %s.' % (', '.join(show(k) for k in unknown), ', '.join(KEYS)))
+    opts = dict(DEFAULTS)
+    opts.update((k, v) for k, v in value.items() if v is not None)
+    if 'baseline' not in opts:
+        _fail('sequential.baseline is required: the registered result (or the output_file JSON) of vllm_benchmark '
+              'run on the service without speculation, with the same workload.')
+    concurrency = list(p['concurrency'])
+    if V.LOW_CONCURRENCY not in concurrency:
+        _fail('sequential needs concurrency 1 in the concurrency list (the verdict is decided there); got %s.'
+              % show(concurrency))
+    try:
+        opts['max_prompts'] = check_int('sequential.max_prompts', opts['max_prompts'], minimum=MAX_PROMPTS_RANGE[0],
+                                        maximum=MAX_PROMPTS_RANGE[1],
+                                        allowed='an integer from %d to %d (measured candidate requests per level at most)'
+                                                % MAX_PROMPTS_RANGE)
+        for key in ('min_throughput_gain', 'disable_below_gain'):
+            opts[key] = check_float('sequential.%s' % key, opts[key], minimum=0.0, maximum=10.0)
+        opts['min_tpot_reduction'] = check_float('sequential.min_tpot_reduction', opts['min_tpot_reduction'],
+                                                 minimum=0.0, maximum=1.0)
+        opts['c8_tolerance'] = check_float('sequential.c8_tolerance', opts['c8_tolerance'], minimum=0.0, maximum=1.0)
+        if opts['disable_below_gain'] > opts['min_throughput_gain']:
+            _fail('sequential.disable_below_gain (%s) must not exceed sequential.min_throughput_gain (%s).'
+                  % (opts['disable_below_gain'], opts['min_throughput_gain']))
+        check_choice('sequential.regression_rule', opts['regression_rule'], V.REGRESSION_RULES)
+        opts['bootstrap_resamples'] = check_int(
+            'sequential.bootstrap_resamples', opts['bootstrap_resamples'], minimum=RESAMPLES_RANGE[0],
+            maximum=RESAMPLES_RANGE[1], allowed='an integer from %d to %d' % RESAMPLES_RANGE)
+    except SpeculativeInputError as exc:
+        _fail('%s' % exc)
+    opts['round_prompts'] = _check_rounds(opts.get('round_prompts'), concurrency, opts['max_prompts'])
+    opts['baseline'] = _check_baseline(opts['baseline'], p, concurrency)
+    return opts
+
+
+def _check_rounds(value, concurrency, max_prompts):
+    """{level: requests per round} for every level; the given ones checked (keys may be strings: JSON has no int keys)."""
+    rounds = dict((c, default_round(c)) for c in concurrency)
+    if value is None:
+        return rounds
+    if not isinstance(value, dict):
+        _fail('sequential.round_prompts must be a dictionary of concurrency level -> requests per round, e.g. '
+              '{1: 8, 8: 16}; got %s.' % show(value))
+    for key, size in value.items():
+        level = key
+        if isinstance(key, str) and key.strip().isdigit():
+            level = int(key.strip())
+        if not _is_int(level) or level not in concurrency:
+            _fail('sequential.round_prompts has the key %s, which is not one of the concurrency levels %s.'
+                  % (show(key), show(concurrency)))
+        if not _is_int(size) or not MIN_REQUESTS <= size <= max_prompts or size % level:
+            _fail('sequential.round_prompts at concurrency %d must be a multiple of %d from %d to max_prompts (%d), so '
+                  'that every round ends with full waves and gives an interval; got %s.'
+                  % (level, level, MIN_REQUESTS, max_prompts, show(size)))
+        rounds[level] = size
+    return rounds
+
+
+def _check_baseline(value, p, concurrency):
+    """The baseline benchmark dict, checked: a fixed run of the same workload at the same levels, with samples."""
+    try:
+        base = V.unwrap_benchmark('sequential.baseline', value)
+        runs = V.runs_by_concurrency('sequential.baseline', base)
+    except SpeculativeInputError as exc:
+        _fail('%s' % exc)
+    if base['config'].get('sequential') is not None:
+        _fail('sequential.baseline is itself a sequential benchmark: measure the baseline with a fixed number of '
+              'requests (num_prompts) on the service without speculation.')
+    if sorted(runs) != sorted(concurrency):
+        _fail('sequential.baseline has runs at concurrency %s, this benchmark measures %s: use the same concurrency '
+              'list.' % (sorted(runs), sorted(concurrency)))
+    for field in BASELINE_FIELDS:
+        mine = p.get(field)
+        if field == 'ignore_eos':
+            mine = bool(mine)
+        theirs = base['config'].get(field)
+        if mine != theirs or isinstance(mine, bool) != isinstance(theirs, bool):
+            _fail('sequential.baseline was measured with %s = %s, this benchmark uses %s: the candidate must repeat the '
+                  'baseline\'s workload; use the same options.' % (field, show(theirs), show(mine)))
+    for c in concurrency:
+        run = runs[c]
+        samples = run.get('samples')
+        count = len(samples.get('output_tokens') or []) if isinstance(samples, dict) else 0
+        if count < MIN_REQUESTS:
+            _fail('sequential.baseline has %s at concurrency %d: sequential stopping needs the per-request samples of '
+                  'at least %d requests per level (vllm_benchmark records them in runs[].samples).'
+                  % ('no samples' if not isinstance(samples, dict) else '%d samples' % count, c, MIN_REQUESTS))
+        if not isinstance(run.get('prompt_set_id'), str):
+            _fail('sequential.baseline has no prompt_set_id at concurrency %d: pass the vllm_benchmark result unchanged.'
+                  % c)
+    return base
+
+
+# --------------------------------------------------------------------------------------------
+# The rounds
+# --------------------------------------------------------------------------------------------
+
+def stop_state(result, regression_rule):
+    """(verdict or None, open criteria) of an interim verdict result, counting criteria without an interval as open.
+
+    A criterion decided on a point estimate only (too few requests) is open, except regression_c8 under
+    regression_rule=point (decided on the point by definition).
+    """
+    statuses = {}
+    for name, entry in result['criteria'].items():
+        status = entry['status']
+        if entry['basis'] != 'interval' and not (name == 'regression_c8' and regression_rule == 'point'):
+            status = 'undetermined'
+        statuses[name] = status
+    return V.settle_all(statuses)
+
+
+SPEC_COUNTERS = ('drafts', 'draft_tokens', 'accepted_tokens')
+
+
+class _Level:
+    """What one concurrency level has measured so far (all rounds)."""
+
+    def __init__(self, concurrency):
+        self.concurrency = concurrency
+        self.records = []
+        self.duration = 0.0
+        self.sums = dict((key, 0.0) for key in SPEC_COUNTERS)
+        self.per_pos = {}
+        self.speculating = True
+        self.metrics_read = True
+        self.polluted = False
+        self.pollution = []
+
+    def add(self, records, duration, before, after, max_tokens, input_len):
+        """Add one round: its records, duration and the counter deltas between its two /metrics snapshots."""
+        self.records.extend(records)
+        self.duration += duration
+        if before is None or after is None:
+            self.metrics_read = False
+            return
+        polluted, reasons = bm.pollution(before, after, bm.summarize_run(records, duration, self.concurrency),
+                                         max_tokens, input_len)
+        if polluted:
+            self.polluted = True
+            self.pollution.extend(reasons)
+        if any(before.get(key) is None or after.get(key) is None for key in SPEC_COUNTERS):
+            self.speculating = False
+            return
+        for key in SPEC_COUNTERS:
+            self.sums[key] += after[key] - before[key]
+        pos_before = before.get('per_pos') or {}
+        pos_after = after.get('per_pos') or {}
+        for pos in set(pos_before) | set(pos_after):
+            old = pos_before.get(pos, 0.0)
+            self.per_pos[pos] = self.per_pos.get(pos, 0.0) + pos_after.get(pos, old) - old
+
+    def run(self):
+        """The level's run over all its rounds (durations add up; spec_decode from the summed counter deltas)."""
+        run = bm.summarize_run(self.records, self.duration, self.concurrency)
+        spec = None
+        if self.metrics_read and self.speculating:
+            zero = dict((key, 0.0) for key in SPEC_COUNTERS)
+            zero['per_pos'] = dict((pos, 0.0) for pos in self.per_pos)
+            total = dict(self.sums)
+            total['per_pos'] = dict(self.per_pos)
+            spec = bm.spec_decode_delta(zero, total)
+        run['spec_decode'] = spec
+        run['metrics_polluted'] = self.polluted if self.metrics_read else None
+        return run
+
+
+def requests_of(bench):
+    """{level: {'warmup': n, 'measured': n}} of a fixed benchmark (failed requests count: they were sent)."""
+    warm = bench['config'].get('warmup_prompts')
+    warm = warm if _is_int(warm) else 0
+    return dict((run['concurrency'], {'warmup': warm, 'measured': run['completed'] + run['failed']})
+                for run in bench['runs'])
+
+
+def run_rounds(p, seq, runner, log=None):
+    """Measure the candidate in rounds until the verdict is settled or the budget is spent.
+
+    ``p``: validated benchmark options; ``seq``: check_sequential's result.
+    ``runner`` has ``warm_up(concurrency)`` (sends the warm-up requests of a level, once),
+    ``measure(concurrency, count)`` (the next ``count`` prompts of the level's sequence; returns
+    (records, duration_s, before, after): RequestRecords and the /metrics snapshots, None when unread),
+    ``failed_too_much(run)`` (the failure sentence when a run has more failed requests than allowed, else None)
+    and ``benchmark(runs, sequential_config)`` (assembles the candidate benchmark dict).
+
+    Returns (benchmark, report, failure): report is the ``sequential`` result (rounds, requests, why it stopped,
+    the verdict); failure is None or the sentence to fail the module with.
+    """
+    levels = list(p['concurrency'])
+    base = seq['baseline']
+    config = {'baseline_prompt_set_id': base['config'].get('prompt_set_id'), 'max_prompts': seq['max_prompts'],
+              'round_prompts': dict(('%d' % c, seq['round_prompts'][c]) for c in levels)}
+    state = dict((c, _Level(c)) for c in levels)
+    verdict_opts = dict((key, seq[key]) for key in VERDICT_KEYS)
+    needed = list(levels)
+    history = []
+    failure = None
+    result = None
+    stopped = None
+    open_names = []
+    benchmark = None
+    max_tokens = p['output_len']
+    for c in levels:
+        runner.warm_up(c)
+    round_no = 0
+    while True:
+        round_no += 1
+        measured = {}
+        for c in needed:
+            level = state[c]
+            count = min(seq['round_prompts'][c], seq['max_prompts'] - len(level.records))
+            if count <= 0:
+                continue
+            if log:
+                log('vllm_benchmark: sequential round %d, concurrency %d: %d requests' % (round_no, c, count))
+            records, duration, before, after = runner.measure(c, count)
+            level.add(records, duration, before, after, max_tokens, p['input_len'])
+            measured['%d' % c] = count
+            run = level.run()
+            failure = runner.failed_too_much(run)
+            if failure:
+                break
+        runs = [state[c].run() for c in levels]
+        benchmark = runner.benchmark(runs, config)
+        if failure:
+            stopped = 'failed'
+            break
+        try:
+            result = V.verdict(base, benchmark, decide_undetermined='undetermined', **verdict_opts)
+        except SpeculativeInputError as exc:
+            failure = ('The candidate measured so far cannot be judged against the baseline: %s' % exc)
+            stopped = 'failed'
+            break
+        settled, open_names = stop_state(result, seq['regression_rule'])
+        history.append({'round': round_no, 'measured': measured, 'verdict': result['verdict'],
+                        'settled': settled, 'open': list(open_names)})
+        if settled is not None:
+            stopped = 'determined'
+            break
+        needed = sorted(set(CRITERION_LEVEL[name] for name in open_names))
+        needed = [c for c in needed if len(state[c].records) < seq['max_prompts']]
+        if not needed:
+            stopped = 'budget'
+            break
+    report = _report(p, seq, state, history, stopped, open_names, base, benchmark, failure, verdict_opts)
+    return benchmark, report, failure
+
+
+def _report(p, seq, state, history, stopped, open_names, base, benchmark, failure, verdict_opts):
+    levels = list(p['concurrency'])
+    warm = p['warmup_prompts']
+    requests = {'baseline': dict(('%d' % c, n) for c, n in requests_of(base).items()),
+                'candidate': dict(('%d' % c, {'warmup': warm, 'measured': len(state[c].records)}) for c in levels)}
+    totals = {}
+    for phase in ('baseline', 'candidate'):
+        totals[phase] = sum(entry['warmup'] + entry['measured'] for entry in requests[phase].values())
+    requests['total'] = totals['baseline'] + totals['candidate']
+    requests['baseline_total'] = totals['baseline']
+    requests['candidate_total'] = totals['candidate']
+    report = {'rounds': len(history), 'stopped': stopped, 'requests': requests, 'history': history,
+              'max_prompts': seq['max_prompts'],
+              'round_prompts': dict(('%d' % c, seq['round_prompts'][c]) for c in levels),
+              'verdict': None, 'determined': False, 'undetermined': list(open_names), 'decision_basis': None,
+              'reasons': []}
+    if stopped == 'failed':
+        report['reason'] = 'Stopped after round %d: %s' % (len(history) + 1, failure)
+        return report
+    final = V.verdict(base, benchmark, decide_undetermined='point_estimate', **verdict_opts)
+    report.update(verdict=final['verdict'], determined=stopped == 'determined', decision_basis=final['decision_basis'],
+                  reasons=final['reasons'], keep=final['keep'])
+    counts = ', '.join('%d at concurrency %s' % (entry['measured'], c) for c, entry in
+                       sorted(requests['candidate'].items(), key=lambda item: int(item[0])))
+    if stopped == 'determined':
+        report['reason'] = ('Stopped after round %d: the 95 %% intervals settle the verdict (%s); %d requests in all '
+                            '(candidate measured %s).' % (len(history), final['verdict'], requests['total'], counts))
+    else:
+        report['reason'] = ('Stopped after round %d: the budget of %d measured requests per level is spent and %s still '
+                            'undetermined; the verdict (%s) rests on the point estimates for %s, and its reasons say so. '
+                            '%d requests in all (candidate measured %s).'
+                            % (len(history), seq['max_prompts'], ', '.join(open_names),
+                               final['verdict'], 'it' if len(open_names) == 1 else 'them', requests['total'], counts))
+    return report

@@ -1,0 +1,300 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, jetson_llm.vllm maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Unit tests for sequential measurement (issue 10; plugins/module_utils/_sequential.py).
+
+A fake runner stands in for the HTTP side: each concurrency level of each phase produces a known,
+seeded stream of requests (TPOT ~ N(mean, spread x mean), 128 output tokens, latency = TTFT +
+127 x TPOT), so the tests know the answer: a clear accept stops after the first round, a noisy case
+needs more rounds, a candidate sitting on a threshold runs into the budget and is decided on the
+point estimates (and says so). The real HTTP path runs against real vLLM servers in
+tests/integration/test_sequential_real.py.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import copy
+import random
+
+import pytest
+
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _benchmark as bm
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _sequential as Q
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _verdict as V
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import SpeculativeInputError
+
+TOKENS = 128
+TTFT_S = 0.05
+P = {'endpoint': 'http://127.0.0.1:8000', 'concurrency': [1, 8], 'num_prompts': 24, 'warmup_prompts': 2,
+     'input_len': 128, 'output_len': TOKENS, 'dataset': 'random', 'temperature': 0.0, 'ignore_eos': True, 'seed': 0,
+     'max_failed_ratio': 0.0}
+
+
+def records(count, tpot_ms, spread, rng, concurrency):
+    """``count`` RequestRecords with TPOT ~ N(tpot_ms, spread x tpot_ms); and the run's duration."""
+    out, clock = [], 0.0
+    for _i in range(count):
+        tpot = max(0.05, rng.gauss(tpot_ms, spread * tpot_ms)) / 1000.0
+        rec = bm.RequestRecord(clock)
+        rec.ttft = TTFT_S
+        rec.itl = [tpot] * (TOKENS - 1)
+        rec.latency = TTFT_S + (TOKENS - 1) * tpot
+        rec.output_tokens = TOKENS
+        rec.prompt_tokens = 128
+        rec.success = True
+        out.append(rec)
+        clock += rec.latency / concurrency
+    return out, sum(r.latency for r in out) / concurrency
+
+
+def counters(drafts, accepted):
+    return {'drafts': drafts, 'draft_tokens': drafts * 4.0, 'accepted_tokens': accepted, 'per_pos': {0: accepted / 4.0},
+            'generation_tokens': None, 'prompt_tokens': None, 'request_success': None, 'running': 0.0, 'waiting': 0.0}
+
+
+class FakeRunner:
+    """Known streams per level: {concurrency: (tpot_ms, spread)}; counts what was sent."""
+
+    def __init__(self, streams, seed='cand', fail_at=None):
+        self.streams = streams
+        self.rng = dict((c, random.Random('%s:%s' % (seed, c))) for c in streams)
+        self.warmed = []
+        self.measured = []
+        self.fail_at = fail_at
+        self.drafts = 0.0
+
+    def warm_up(self, c):
+        self.warmed.append(c)
+
+    def measure(self, c, count):
+        self.measured.append((c, count))
+        recs, duration = records(count, self.streams[c][0], self.streams[c][1], self.rng[c], c)
+        if self.fail_at == len(self.measured):
+            recs[0].fail('HTTP 500 from POST /v1/completions')
+        before = counters(self.drafts, self.drafts * 3.6)
+        self.drafts += count * 30
+        return recs, duration, before, counters(self.drafts, self.drafts * 3.6)
+
+    def failed_too_much(self, run):
+        if run['failed']:
+            return '%d requests failed at concurrency %d' % (run['failed'], run['concurrency'])
+        return None
+
+    def benchmark(self, runs, config):
+        for run in runs:
+            run['prompt_set_id'] = 'cand-%d' % run['concurrency']
+        most = max(run['completed'] + run['failed'] for run in runs)
+        bench = bm.assemble(dict(P, num_prompts=most), {}, 'm', '0.32.0', 'cand', runs, [])
+        bench['config']['sequential'] = dict(config)
+        return bench
+
+
+def baseline(streams, count=24, seed='base'):
+    runs = []
+    for c in P['concurrency']:
+        recs, duration = records(count, streams[c][0], streams[c][1], random.Random('%s:%s' % (seed, c)), c)
+        run = bm.summarize_run(recs, duration, c)
+        run.update(spec_decode=None, metrics_polluted=False, prompt_set_id='base-%d' % c)
+        runs.append(run)
+    return bm.assemble(dict(P, num_prompts=count), {}, 'm', '0.32.0', 'base-set', runs, [])
+
+
+def sequential(base, **kwargs):
+    value = {'baseline': base}
+    value.update(kwargs)
+    return Q.check_sequential(value, dict(P))
+
+
+# The accept pair of the test bed, roughly: TPOT 27 -> 9 ms at c=1, and c=8 much faster too.
+BASE = {1: (27.0, 0.03), 8: (40.0, 0.03)}
+CLEAR_ACCEPT = {1: (9.0, 0.03), 8: (22.0, 0.03)}
+
+
+def test_default_rounds_are_whole_waves():
+    assert [Q.default_round(c) for c in (1, 2, 3, 4, 8, 16)] == [8, 8, 9, 8, 16, 32]
+
+
+def test_clear_accept_stops_after_the_first_round():
+    seq = sequential(baseline(BASE))
+    runner = FakeRunner(CLEAR_ACCEPT)
+    bench, report, failure = Q.run_rounds(dict(P), seq, runner)
+    assert failure is None
+    assert runner.warmed == [1, 8]
+    assert runner.measured == [(1, 8), (8, 16)]
+    assert report['stopped'] == 'determined' and report['rounds'] == 1
+    assert report['verdict'] == 'accept' and report['keep'] is True and report['determined'] is True
+    assert report['undetermined'] == [] and report['decision_basis'] == 'interval'
+    assert report['requests']['candidate'] == {'1': {'warmup': 2, 'measured': 8}, '8': {'warmup': 2, 'measured': 16}}
+    assert report['requests']['baseline'] == {'1': {'warmup': 2, 'measured': 24}, '8': {'warmup': 2, 'measured': 24}}
+    assert report['requests']['total'] == 52 + 28 == report['requests']['baseline_total'] + report['requests']['candidate_total']
+    assert 'Stopped after round 1: the 95 % intervals settle the verdict (accept); 80 requests in all' in report['reason']
+    # The candidate benchmark is what speculative_verdict judges: the same verdict, all rounds in its runs.
+    assert [run['completed'] for run in bench['runs']] == [8, 16]
+    assert bench['config']['num_prompts'] == 16
+    assert bench['config']['sequential'] == {'baseline_prompt_set_id': 'base-set', 'max_prompts': 48,
+                                             'round_prompts': {'1': 8, '8': 16}}
+    final = V.verdict(seq['baseline'], bench)
+    assert final['verdict'] == 'accept' and final['determined'] is True
+    # spec_decode sums the counter deltas of the level's rounds
+    assert bench['runs'][0]['spec_decode']['drafts'] == 8 * 30
+    assert bench['runs'][0]['spec_decode']['acceptance_rate'] == pytest.approx(0.9)
+
+
+def test_clear_reject_by_a_regression_at_concurrency_8_stops_after_the_first_round():
+    # The reject pair: little gain at c=1 (inside the marginal band), a clear loss at c=8.
+    seq = sequential(baseline({1: (2.8, 0.05), 8: (4.0, 0.03)}))
+    runner = FakeRunner({1: (2.45, 0.05), 8: (5.2, 0.03)})
+    _bench, report, _failure = Q.run_rounds(dict(P), seq, runner)
+    assert report['stopped'] == 'determined' and report['rounds'] == 1
+    assert report['verdict'] == 'reject' and report['keep'] is False
+    assert report['requests']['total'] == 80
+
+
+def test_noisy_case_needs_more_rounds_and_only_the_open_level_measures():
+    # gain ~ +35 % at c=1 with 12 % request-to-request noise: close to the 30 % bar; c=8 settled at once.
+    seq = sequential(baseline({1: (20.0, 0.12), 8: (40.0, 0.03)}))
+    runner = FakeRunner({1: (14.8, 0.12), 8: (30.0, 0.03)})
+    _bench, report, _failure = Q.run_rounds(dict(P), seq, runner)
+    assert report['rounds'] > 1
+    assert runner.measured[:2] == [(1, 8), (8, 16)]
+    assert all(c == 1 for c, _n in runner.measured[2:]), runner.measured  # c=8 was settled after round 1
+    assert report['history'][0]['settled'] is None and 'throughput_gain_c1' in report['history'][0]['open']
+    assert report['requests']['candidate']['8']['measured'] == 16
+    assert report['requests']['candidate']['1']['measured'] == 8 * report['rounds']
+
+
+def test_budget_stops_with_a_point_estimate_decision_and_says_so():
+    # Exactly on the 30 % bar with noise: the interval always straddles it.
+    seq = sequential(baseline({1: (20.0, 0.10), 8: (40.0, 0.03)}), max_prompts=24)
+    runner = FakeRunner({1: (15.38, 0.10), 8: (30.0, 0.03)})
+    bench, report, failure = Q.run_rounds(dict(P), seq, runner)
+    assert failure is None
+    assert report['stopped'] == 'budget' and report['determined'] is False
+    assert report['rounds'] == 3 and runner.measured.count((1, 8)) == 3
+    assert report['requests']['candidate']['1']['measured'] == 24  # the budget, not more
+    assert report['undetermined'] and report['verdict'] in ('accept', 'marginal')
+    assert report['decision_basis'] == 'point_estimate'
+    assert 'the budget of 24 measured requests per level is spent' in report['reason']
+    assert 'rests on the point estimates' in report['reason']
+    assert any('Decided on the point estimates' in text for text in report['reasons'])
+    # speculative_verdict on the same benchmarks says the same
+    final = V.verdict(seq['baseline'], bench)
+    assert final['verdict'] == report['verdict'] and final['determined'] is False
+
+
+def test_an_undetermined_regression_at_concurrency_8_keeps_only_concurrency_8_measuring():
+    # c=1: a clear accept. c=8: -1 % with noise; the verdict alone would accept at once (a regression counts only
+    # when its interval shows it), the sequential stop measures c=8 on until the budget.
+    seq = sequential(baseline({1: (27.0, 0.03), 8: (40.0, 0.10)}), max_prompts=32)
+    runner = FakeRunner({1: (9.0, 0.03), 8: (40.4, 0.10)})
+    _bench, report, _failure = Q.run_rounds(dict(P), seq, runner)
+    assert runner.measured == [(1, 8), (8, 16), (8, 16)]
+    assert report['history'][0]['open'] == ['regression_c8'] and report['history'][0]['verdict'] == 'accept'
+    assert report['stopped'] in ('budget', 'determined')
+    if report['stopped'] == 'budget':
+        assert report['undetermined'] == ['regression_c8'] and report['verdict'] == 'accept'
+
+
+def test_a_failed_request_stops_the_rounds_with_a_failure():
+    seq = sequential(baseline(BASE))
+    runner = FakeRunner(CLEAR_ACCEPT, fail_at=1)
+    bench, report, failure = Q.run_rounds(dict(P), seq, runner)
+    assert failure == '1 requests failed at concurrency 1'
+    assert report['stopped'] == 'failed' and report['verdict'] is None
+    assert runner.measured == [(1, 8)] and bench['runs'][0]['failed'] == 1
+
+
+def test_point_estimate_criteria_never_stop_the_rounds():
+    result = {'criteria': {'throughput_gain_c1': {'status': 'met', 'basis': 'point_estimate'},
+                           'tpot_reduction_c1': {'status': 'met', 'basis': 'interval'},
+                           'minimum_gain_c1': {'status': 'met', 'basis': 'interval'}}}
+    assert Q.stop_state(result, 'interval') == (None, ['throughput_gain_c1'])
+    result['criteria']['throughput_gain_c1']['basis'] = 'interval'
+    assert Q.stop_state(result, 'interval') == ('accept', [])
+    result['criteria']['regression_c8'] = {'status': 'not_met', 'basis': 'point_estimate'}
+    assert Q.stop_state(result, 'point') == ('accept', [])
+    assert Q.stop_state(result, 'interval') == (None, ['regression_c8'])
+
+
+# --------------------------------------------------------------------------------------------
+# Option validation
+# --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('change, text', [
+    ({'max_prompts': 4}, 'sequential.max_prompts must be an integer from 5 to 10000 (measured candidate requests per '
+                         'level at most), got 4.'),
+    ({'max_prompts': -8}, 'got -8'),
+    ({'max_prompts': 10 ** 12}, 'got 1000000000000'),
+    ({'max_prompts': '48'}, "sequential.max_prompts must be an integer from 5 to 10000"),
+    ({'max_prompts': True}, "got True (bool)"),
+    ({'min_throughput_gain': float('nan')}, 'sequential.min_throughput_gain must be a finite number, got nan.'),
+    ({'min_tpot_reduction': float('inf')}, 'sequential.min_tpot_reduction must be a finite number, got inf.'),
+    ({'c8_tolerance': -0.1}, 'sequential.c8_tolerance must be >= 0.0, got -0.1.'),
+    ({'disable_below_gain': 1e308}, 'sequential.disable_below_gain must be <= 10.0, got 1e+308.'),
+    ({'min_throughput_gain': 0.05}, 'sequential.disable_below_gain (0.1) must not exceed sequential.min_throughput_gain'),
+    ({'regression_rule': 'sometimes'}, "sequential.regression_rule must be one of interval, point, got 'sometimes'"),
+    ({'bootstrap_resamples': 10}, 'sequential.bootstrap_resamples must be an integer from 200 to 20000, got 10.'),
+    ({'round_prompts': {8: 12}}, 'sequential.round_prompts at concurrency 8 must be a multiple of 8 from 5 to '
+                                 'max_prompts (48)'),
+    ({'round_prompts': {1: 4}}, 'round_prompts at concurrency 1 must be a multiple of 1 from 5'),
+    ({'round_prompts': {1: 1000}}, 'got 1000'),
+    ({'round_prompts': {1: float('nan')}}, 'got nan'),
+    ({'round_prompts': {'4': 8}}, "has the key '4', which is not one of the concurrency levels [1, 8]"),
+    ({'round_prompts': {'one': 8}}, "has the key 'one'"),
+    ({'round_prompts': [8, 16]}, 'sequential.round_prompts must be a dictionary of concurrency level -> requests'),
+    ({'rounds': 3}, "sequential has unknown key(s) 'rounds'"),
+])
+def test_bad_options_name_the_value_and_what_is_allowed(change, text):
+    with pytest.raises(bm.BenchmarkError) as exc:
+        sequential(baseline(BASE), **change)
+    assert text in str(exc.value)
+
+
+def test_round_prompts_keys_may_be_strings():
+    seq = sequential(baseline(BASE), round_prompts={'1': 5, '8': 24})
+    assert seq['round_prompts'] == {1: 5, 8: 24}
+    assert sequential(baseline(BASE), round_prompts={8: 8})['round_prompts'] == {1: 8, 8: 8}
+
+
+def test_the_baseline_is_checked_before_any_request():
+    base = baseline(BASE)
+    with pytest.raises(bm.BenchmarkError, match='sequential.baseline is required'):
+        Q.check_sequential({}, dict(P))
+    with pytest.raises(bm.BenchmarkError, match='sequential must be a dictionary'):
+        Q.check_sequential('yes', dict(P))
+    no_samples = copy.deepcopy(base)
+    del no_samples['runs'][1]['samples']
+    with pytest.raises(bm.BenchmarkError, match='has no samples at concurrency 8: sequential stopping needs'):
+        sequential(no_samples)
+    with pytest.raises(bm.BenchmarkError, match='was measured with seed = 0, this benchmark uses 3'):
+        Q.check_sequential({'baseline': base}, dict(P, seed=3))
+    with pytest.raises(bm.BenchmarkError, match=r'has runs at concurrency \[1, 8\], this benchmark measures \[1\]'):
+        Q.check_sequential({'baseline': base}, dict(P, concurrency=[1]))
+    with pytest.raises(bm.BenchmarkError, match='sequential needs concurrency 1'):
+        Q.check_sequential({'baseline': base}, dict(P, concurrency=[8]))
+    failed = copy.deepcopy(base)
+    failed['runs'][0]['failed'] = 2
+    with pytest.raises(bm.BenchmarkError, match='had 2 failed request'):
+        sequential(failed)
+    seq_base = copy.deepcopy(base)
+    seq_base['config']['sequential'] = {'baseline_prompt_set_id': 'x'}
+    with pytest.raises(bm.BenchmarkError, match='is itself a sequential benchmark'):
+        sequential(seq_base)
+    with pytest.raises(bm.BenchmarkError, match='must be a vllm_benchmark result'):
+        sequential([1, 2])
+
+
+def test_the_verdict_accepts_a_sequential_candidate_only_against_its_own_baseline():
+    seq = sequential(baseline(BASE))
+    bench, _report, _failure = Q.run_rounds(dict(P), seq, FakeRunner(CLEAR_ACCEPT))
+    other = copy.deepcopy(seq['baseline'])
+    other['config']['prompt_set_id'] = 'another'
+    with pytest.raises(SpeculativeInputError, match='was measured against another baseline'):
+        V.verdict(other, bench)
+    fixed = copy.deepcopy(bench)
+    del fixed['config']['sequential']
+    with pytest.raises(SpeculativeInputError, match='config.num_prompts is 24 in the baseline and 16 in the candidate'):
+        V.verdict(seq['baseline'], fixed)
+    with pytest.raises(SpeculativeInputError, match='The baseline is a sequential benchmark'):
+        V.verdict(bench, bench)
