@@ -1,0 +1,105 @@
+"""Sequential measurement (issue 10) against REAL vLLM servers: one decision per pair of the test bed.
+
+The short version of tests/benchmarks/sequential_decisions.py (which repeats the decisions and
+compares them with the fixed protocol; results in docs/performance.md). Each decision is what the
+speculative_decoding role does with jetson_spec_measurement=sequential, through the ansible CLI:
+a fixed baseline benchmark on the server without speculation, the candidate measured in rounds on
+the server with --speculative-config (vllm_benchmark's ``sequential`` option, the baseline passed
+in), then speculative_verdict on both.
+
+* accept pair: ``target-deep`` + its 1-layer draft, float32 (fixtures vllm_deep_baseline /
+  vllm_deep_spec): speculation pays, the verdict is accept;
+* reject pair: ``target`` + the perfect draft (vllm_baseline / vllm_spec): a copy of the target as
+  the draft costs more than it saves, the verdict is reject.
+
+Both must stop long before the fixed protocol's 240 requests. Short outputs keep the test to about
+a minute of measuring (plus the server start-ups, shared with the other real-vLLM tests).
+"""
+from __future__ import annotations
+
+import json
+
+from conftest import run_module
+from vllm_testbed import LOG_DIR, SPEC_API_KEY
+# pytest fixtures, used by name as test arguments
+from vllm_testbed import (  # noqa: F401  pylint: disable=unused-import
+    testbed, vllm_baseline, vllm_deep_baseline, vllm_deep_spec, vllm_spec)
+
+BENCH = "jetson_llm.vllm.vllm_benchmark"
+VERDICT = "jetson_llm.vllm.speculative_verdict"
+WORKLOAD = {"concurrency": [1, 8], "input_len": 32, "output_len": 32, "dataset": "random", "temperature": 0,
+            "seed": 11, "request_timeout": 120, "warmup_prompts": 2}
+BASELINE_PROMPTS = 16
+SEQUENTIAL = {"round_prompts": {"1": 8, "8": 16}, "max_prompts": 32}
+FIXED_PROTOCOL_REQUESTS = 240  # 10 warm-up + 50 measured per phase and level, 2 phases x concurrency [1, 8]
+
+
+def _keep(name, result):
+    LOG_DIR.mkdir(parents=True, exist_ok=True)
+    (LOG_DIR / f"result-sequential-{name}.json").write_text(json.dumps(result, indent=1, sort_keys=True))
+
+
+def decide(name, baseline_srv, candidate_srv, candidate_key=None):
+    """Baseline (fixed), candidate (sequential), verdict; returns (baseline, candidate, verdict) results."""
+    baseline = run_module(BENCH, dict(WORKLOAD, endpoint=baseline_srv.url, model=baseline_srv.name,
+                                      num_prompts=BASELINE_PROMPTS))
+    _keep(f"{name}-baseline", baseline)
+    assert not baseline.get("failed"), baseline.get("msg")
+    args = dict(WORKLOAD, endpoint=candidate_srv.url, model=candidate_srv.name,
+                sequential=dict(SEQUENTIAL, baseline=baseline["benchmark"]))
+    if candidate_key:
+        args["api_key"] = candidate_key
+    candidate = run_module(BENCH, args)
+    _keep(f"{name}-candidate", candidate)
+    assert not candidate.get("failed"), candidate.get("msg")
+    verdict = run_module(VERDICT, {"baseline": baseline["benchmark"], "candidate": candidate["benchmark"]})
+    _keep(f"{name}-verdict", verdict)
+    assert not verdict.get("failed"), verdict.get("msg")
+    return baseline, candidate, verdict
+
+
+def check_report(baseline, candidate, verdict):
+    """What every sequential result says, whatever the pair."""
+    bench = candidate["benchmark"]
+    seq = bench["sequential"]
+    assert seq["stopped"] == "determined", seq["reason"]
+    assert seq["determined"] is True and seq["undetermined"] == []
+    assert seq["verdict"] == verdict["verdict"]  # the module stopped on the verdict speculative_verdict gives
+    assert verdict["determined"] is True and verdict["decision_basis"] == "interval"
+    requests = seq["requests"]
+    assert requests["baseline"] == {"1": {"warmup": 2, "measured": BASELINE_PROMPTS},
+                                    "8": {"warmup": 2, "measured": BASELINE_PROMPTS}}
+    assert requests["total"] == requests["baseline_total"] + requests["candidate_total"]
+    assert requests["total"] < FIXED_PROTOCOL_REQUESTS, requests
+    assert seq["rounds"] == len(seq["history"]) >= 1
+    for run in bench["runs"]:
+        c = run["concurrency"]
+        measured = requests["candidate"][str(c)]["measured"]
+        assert run["completed"] == measured <= SEQUENTIAL["max_prompts"], (c, run["completed"], measured)
+        assert run["failed"] == 0 and len(run["samples"]["tpot_ms"]) == measured
+        assert measured % int(SEQUENTIAL["round_prompts"][str(c)]) == 0 or measured == SEQUENTIAL["max_prompts"]
+        # the speculative-decoding counters summed over the rounds of the level
+        assert run["spec_decode"]["acceptance_rate"] > 0.9, run["spec_decode"]
+    assert bench["config"]["sequential"]["baseline_prompt_set_id"] == baseline["benchmark"]["config"]["prompt_set_id"]
+    assert seq["reason"].startswith("Stopped after round %d: the 95 %% intervals settle the verdict" % seq["rounds"])
+    assert seq["reason"] in candidate["msg"]
+
+
+def test_sequential_accept_pair(vllm_deep_baseline, vllm_deep_spec):  # noqa: F811  pylint: disable=redefined-outer-name
+    baseline, candidate, verdict = decide("accept", vllm_deep_baseline, vllm_deep_spec)
+    check_report(baseline, candidate, verdict)
+    assert verdict["verdict"] == "accept" and verdict["keep"] is True, verdict["reasons"]
+    assert verdict["criteria"]["throughput_gain_c1"]["status"] == "met"
+    assert verdict["criteria"]["tpot_reduction_c1"]["status"] == "met"
+
+
+def test_sequential_reject_pair(vllm_baseline, vllm_spec):  # noqa: F811  pylint: disable=redefined-outer-name
+    baseline, candidate, verdict = decide("reject", vllm_baseline, vllm_spec, candidate_key=SPEC_API_KEY)
+    check_report(baseline, candidate, verdict)
+    assert verdict["verdict"] == "reject" and verdict["keep"] is False, verdict["reasons"]
+    assert SPEC_API_KEY not in json.dumps(candidate)
+    # A candidate with another workload than the baseline is refused before any request.
+    wrong = run_module(BENCH, dict(WORKLOAD, endpoint=vllm_spec.url, model=vllm_spec.name, api_key=SPEC_API_KEY,
+                                   seed=12, sequential=dict(SEQUENTIAL, baseline=baseline["benchmark"])))
+    assert wrong.get("failed") is True
+    assert "sequential.baseline was measured with seed = 11, this benchmark uses 12" in wrong["msg"]
