@@ -1,0 +1,259 @@
+"""Sequential measurement against the fixed protocol, on real vLLM servers (issue 10).
+
+A benchmark, not a test. For each pair of the test bed (docs/testbed.md) it starts two real vLLM
+servers, the baseline (no speculation) and the candidate (with --speculative-config), and takes
+the keep-or-revert decision several times, each time with fresh prompts (the seed is the repeat):
+
+* sequential: the baseline with ``--baseline-prompts`` measured requests and ``--warmup`` warm-ups
+  per level, then the candidate with vllm_benchmark's ``sequential`` option (rounds of
+  ``--round1`` / ``--round8`` requests at c=1 / c=8, at most ``--max-prompts`` per level), then
+  speculative_verdict on both;
+* fixed: the specification's jetson-llm-benchmark protocol, 10 warm-up + 50 measured requests per
+  phase and level (240 requests), then speculative_verdict.
+
+Every benchmark runs through the real ansible CLI (the module on the system Python), like the role.
+Requests counted per decision include the warm-ups of both phases. Wall time is the time of the
+two benchmark tasks (the service restart between the phases is the same for both protocols and is
+not counted). Results: tests/output/bench/sequential_decisions.{json,md}, written after each
+decision.
+
+Pairs:
+  accept: target-deep + draft-deep-1layer (K=4), --dtype float32 (on this AVX2 CPU bfloat16 makes
+          speculation unable to pay, see docs/performance.md); expected verdict accept.
+  reject: target + draft-perfect (K=4), bfloat16: +14 % at c=1, a loss at c=8; expected reject.
+
+    .venv/bin/python tests/benchmarks/sequential_decisions.py [--pairs accept reject] [--repeats 5] [--fixed 2]
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import signal
+import statistics
+import sys
+import time
+from pathlib import Path
+
+TOP = Path(__file__).resolve().parents[2]
+OUT_DIR = TOP / "tests" / "output" / "bench"
+BENCH = "jetson_llm.vllm.vllm_benchmark"
+VERDICT = "jetson_llm.vllm.speculative_verdict"
+FIXED = {"num_prompts": 50, "warmup_prompts": 10}  # the specification's protocol (jetson-llm-benchmark)
+FIXED_REQUESTS = 2 * 2 * (FIXED["num_prompts"] + FIXED["warmup_prompts"])  # 2 phases x 2 levels = 240
+
+sys.path.insert(0, str(TOP / "tests" / "integration"))
+from conftest import run_module  # noqa: E402  pylint: disable=wrong-import-position
+
+
+def _load(name, path):
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+srv_mod = _load("jetson_llm_testbed_server", TOP / "tests" / "testbed" / "server.py")
+
+# name -> (target, draft, dtype, expected verdict)
+PAIRS = {
+    "accept": ("target-deep", "draft-deep-1layer", "float32", "accept"),
+    "reject": ("target", "draft-perfect", "bfloat16", "reject"),
+}
+NUM_SPEC_TOKENS = 4
+
+
+def servers(pair, log_dir):
+    """(baseline, candidate) VllmServer objects of a pair (not started). Both serve the same model name."""
+    target, draft, dtype, _expected = PAIRS[pair]
+    extra = ["--dtype", dtype]
+    base = srv_mod.VllmServer(target, name=target, extra_args=extra, log_path=log_dir / f"vllm-seq-{pair}-baseline.log")
+    cand = srv_mod.VllmServer(target, name=target, extra_args=extra, log_path=log_dir / f"vllm-seq-{pair}-candidate.log",
+                              speculative_config={"method": "draft_model", "model": draft,
+                                                  "num_speculative_tokens": NUM_SPEC_TOKENS})
+    return base, cand
+
+
+def workload(args, seed):
+    return {"concurrency": [1, 8], "input_len": args.input_len, "output_len": args.output_len, "dataset": "random",
+            "temperature": 0, "ignore_eos": True, "seed": seed, "request_timeout": 600}
+
+
+def _bench(url, model, params):
+    t0 = time.monotonic()
+    result = run_module(BENCH, dict(params, endpoint=url, model=model))
+    wall = time.monotonic() - t0
+    if result.get("failed"):
+        raise RuntimeError(f"vllm_benchmark failed: {result.get('msg')}")
+    return result["benchmark"], wall
+
+
+def _verdict(baseline, candidate):
+    result = run_module(VERDICT, {"baseline": baseline, "candidate": candidate})
+    if result.get("failed"):
+        raise RuntimeError(f"speculative_verdict failed: {result.get('msg')}")
+    return result
+
+
+def _criteria(verdict):
+    return {name: {"status": entry["status"], "point": entry["point"], "interval": entry["interval"]}
+            for name, entry in verdict["criteria"].items()}
+
+
+def decide(protocol, pair, repeat, base_srv, cand_srv, args):
+    """One keep-or-revert decision; returns its record."""
+    model = PAIRS[pair][0]
+    seed = 1000 + repeat
+    common = workload(args, seed)
+    if protocol == "fixed":
+        base_params = dict(common, **FIXED)
+        cand_params = dict(common, **FIXED)
+    else:
+        base_params = dict(common, num_prompts=args.baseline_prompts, warmup_prompts=args.warmup)
+        cand_params = dict(common, warmup_prompts=args.warmup)
+    baseline, wall_b = _bench(base_srv.url, model, base_params)
+    if protocol == "sequential":
+        cand_params["sequential"] = {"baseline": baseline, "round_prompts": {"1": args.round1, "8": args.round8},
+                                     "max_prompts": args.max_prompts}
+    candidate, wall_c = _bench(cand_srv.url, model, cand_params)
+    verdict = _verdict(baseline, candidate)
+    seq = candidate.get("sequential")
+    requests = seq["requests"]["total"] if seq else FIXED_REQUESTS
+    record = {"pair": pair, "protocol": protocol, "repeat": repeat, "seed": seed, "expected": PAIRS[pair][3],
+              "verdict": verdict["verdict"], "keep": verdict["keep"], "determined": verdict["determined"],
+              "undetermined": verdict["undetermined"], "decision_basis": verdict["decision_basis"],
+              "correct": verdict["verdict"] == PAIRS[pair][3], "requests": requests,
+              "wall_s": round(wall_b + wall_c, 1), "wall_baseline_s": round(wall_b, 1),
+              "wall_candidate_s": round(wall_c, 1), "deltas": verdict["deltas"], "criteria": _criteria(verdict),
+              "reasons": verdict["reasons"], "load1": round(os.getloadavg()[0], 2),
+              "time": time.strftime("%H:%M:%S")}
+    if seq:
+        record.update(rounds=seq["rounds"], stopped=seq["stopped"], sequential_reason=seq["reason"],
+                      sequential_verdict=seq["verdict"], requests_detail=seq["requests"], history=seq["history"])
+    return record
+
+
+def _median(values):
+    return statistics.median(values) if values else None
+
+
+def markdown(records, args):
+    lines = [f"input {args['input_len']} / output {args['output_len']} tokens, random prompts (seed = 1000 + repeat), "
+             f"temperature 0, ignore_eos, concurrency 1 and 8. Sequential: baseline {args['warmup']} warm-up + "
+             f"{args['baseline_prompts']} measured per level; candidate {args['warmup']} warm-up per level, rounds of "
+             f"{args['round1']} (c=1) / {args['round8']} (c=8), at most {args['max_prompts']} per level. Fixed: "
+             f"{FIXED['warmup_prompts']} warm-up + {FIXED['num_prompts']} measured per phase and level "
+             f"({FIXED_REQUESTS} requests). Requests include every warm-up; wall time = the two benchmark tasks.", "",
+             "| pair | protocol | repeat | verdict (expected) | determined | rounds | requests | wall time (s) "
+             "| gain c=1 [95 % interval] | TPOT reduction c=1 [95 % interval] | change c=8 [95 % interval] |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+
+    def crit(rec, name):
+        entry = rec["criteria"].get(name)
+        if not entry:
+            return "–"
+        iv = entry["interval"]
+        return f"{entry['point'] * 100:+.1f} %" + (f" [{iv[0] * 100:+.1f}, {iv[1] * 100:+.1f}]" if iv else "")
+    for rec in records:
+        lines.append(f"| {rec['pair']} | {rec['protocol']} | {rec['repeat']} | {rec['verdict']} ({rec['expected']})"
+                     f"{'' if rec['correct'] else ' **WRONG**'} | {'yes' if rec['determined'] else 'no'} "
+                     f"| {rec.get('rounds', '–')} | {rec['requests']} | {rec['wall_s']:.0f} "
+                     f"| {crit(rec, 'throughput_gain_c1')} | {crit(rec, 'tpot_reduction_c1')} | {crit(rec, 'regression_c8')} |")
+    lines += ["", "| pair | protocol | decisions | wrong verdicts | undetermined | median requests (min-max) "
+                  "| median requests / 240 | median wall time (s) |", "|---|---|---|---|---|---|---|---|"]
+    for pair in PAIRS:
+        for protocol in ("sequential", "fixed"):
+            group = [r for r in records if r["pair"] == pair and r["protocol"] == protocol]
+            if not group:
+                continue
+            reqs = [r["requests"] for r in group]
+            lines.append(f"| {pair} | {protocol} | {len(group)} | {sum(not r['correct'] for r in group)} "
+                         f"| {sum(not r['determined'] for r in group)} | {_median(reqs):.0f} ({min(reqs)}-{max(reqs)}) "
+                         f"| {_median(reqs) / FIXED_REQUESTS * 100:.0f} % | {_median([r['wall_s'] for r in group]):.0f} |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
+    parser.add_argument("--pairs", nargs="+", default=list(PAIRS), choices=sorted(PAIRS))
+    parser.add_argument("--repeats", type=int, default=5, help="sequential decisions per pair")
+    parser.add_argument("--fixed", type=int, default=2, help="fixed-protocol decisions per pair")
+    parser.add_argument("--input-len", type=int, default=128)
+    parser.add_argument("--output-len", type=int, default=128)
+    parser.add_argument("--baseline-prompts", type=int, default=24)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--round1", type=int, default=8)
+    parser.add_argument("--round8", type=int, default=16)
+    parser.add_argument("--max-prompts", type=int, default=48)
+    parser.add_argument("--deadline", metavar="HH:MM", help="start no decision after this local time")
+    parser.add_argument("--output", default=str(OUT_DIR / "sequential_decisions"), help="path without extension")
+    parser.add_argument("--render", metavar="JSON", help="only print the table of an earlier run's JSON report")
+    args = parser.parse_args(argv)
+    if args.render:
+        report = json.loads(Path(args.render).read_text())
+        print(markdown(report["records"], report["args"]))
+        return 0
+
+    def _interrupt(_signum, _frame):
+        raise KeyboardInterrupt()
+
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        srv_mod.check_testbed(models=("target", "draft-perfect", "target-deep", "draft-deep-1layer"))
+    except srv_mod.TestbedMissing as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    OUT_DIR.mkdir(parents=True, exist_ok=True)
+    out = Path(args.output)
+    records = []
+    t_start = time.monotonic()
+
+    def save():
+        report = {"date": time.strftime("%Y-%m-%d %H:%M:%S"), "args": vars(args), "records": records,
+                  "elapsed_s": round(time.monotonic() - t_start, 1)}
+        out.with_suffix(".json").write_text(json.dumps(report, indent=1))
+        out.with_suffix(".md").write_text(markdown(records, vars(args)) + "\n")
+
+    def too_late():
+        return bool(args.deadline) and time.strftime("%H:%M") >= args.deadline
+
+    for pair in args.pairs:
+        if too_late():
+            break
+        base_srv, cand_srv = servers(pair, OUT_DIR)
+        print(f"[seq] {pair}: starting the baseline and the candidate servers", flush=True)
+        try:
+            base_srv.launch()
+            cand_srv.launch()
+            base_srv.wait_ready()
+            cand_srv.wait_ready()
+            print(f"[seq] {pair}: ready ({base_srv.url}, {cand_srv.url})", flush=True)
+            # Interleave the protocols, so both see the same machine load over time.
+            plan = [("sequential", r) for r in range(args.repeats)]
+            for k in range(args.fixed):
+                plan.insert(min(len(plan), 1 + k * 3), ("fixed", args.repeats + k))
+            for protocol, repeat in plan:
+                if too_late():
+                    print(f"[seq] deadline {args.deadline} reached: no more decisions", flush=True)
+                    break
+                rec = decide(protocol, pair, repeat, base_srv, cand_srv, args)
+                records.append(rec)
+                save()
+                print(f"[seq] {pair} {protocol} #{repeat}: {rec['verdict']} (expected {rec['expected']}), "
+                      f"determined {rec['determined']}, {rec['requests']} requests, rounds {rec.get('rounds', '-')}, "
+                      f"{rec['wall_s']:.0f} s; deltas {rec['deltas']}", flush=True)
+        finally:
+            base_srv.stop()
+            cand_srv.stop()
+    save()
+    print("\n" + markdown(records, vars(args)) + "\n")
+    print(f"[seq] {time.monotonic() - t_start:.0f} s; results in {out}.json / .md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
