@@ -335,9 +335,16 @@ def _report(p, seq, state, history, stopped, open_names, base, benchmark, failur
         report['reason'] = ('Stopped after round %d: the 95 %% intervals settle the verdict (%s); %d requests in all '
                             '(candidate measured %s).' % (len(history), final['verdict'], requests['total'], counts))
     else:
-        report['reason'] = ('Stopped after round %d: the budget of %d measured requests per level is spent and %s still '
-                            'undetermined; the verdict (%s) rests on the point estimates for %s, and its reasons say so. '
-                            '%d requests in all (candidate measured %s).'
-                            % (len(history), seq['max_prompts'], ', '.join(open_names),
-                               final['verdict'], 'it' if len(open_names) == 1 else 'them', requests['total'], counts))
+        deciding = [name for name in open_names if name != 'regression_c8']
+        how = []
+        if deciding:
+            how.append('rests on the point estimates for %s, and its reasons say so' % ', '.join(deciding))
+        if 'regression_c8' in open_names:
+            how.append('counts no regression at concurrency 8, as its interval does not show one (regression_rule=%s)'
+                       % seq['regression_rule'])
+        report['reason'] = ('Stopped after round %d: the budget of %d measured requests per level is spent and %s %s still '
+                            'undetermined; the verdict (%s) %s. %d requests in all (candidate measured %s).'
+                            % (len(history), seq['max_prompts'], ' and '.join(open_names),
+                               'is' if len(open_names) == 1 else 'are', final['verdict'],
+                               '; it '.join(how), requests['total'], counts))
     return report

@@ -194,6 +194,9 @@ def test_an_undetermined_regression_at_concurrency_8_keeps_only_concurrency_8_me
     assert report['stopped'] in ('budget', 'determined')
     if report['stopped'] == 'budget':
         assert report['undetermined'] == ['regression_c8'] and report['verdict'] == 'accept'
+        assert ('the verdict (accept) counts no regression at concurrency 8, as its interval does not show one'
+                in report['reason'])
+        assert 'point estimates' not in report['reason']
 
 
 def test_a_failed_request_stops_the_rounds_with_a_failure():
