@@ -189,6 +189,10 @@ def main(argv=None) -> int:
     parser.add_argument("--round1", type=int, default=8)
     parser.add_argument("--round8", type=int, default=16)
     parser.add_argument("--max-prompts", type=int, default=48)
+    parser.add_argument("--first-repeat", type=int, default=0,
+                        help="number of the first decision (the seed is 1000 + its number): continue an earlier run with fresh prompts")
+    parser.add_argument("--fixed-last", action="store_true", help="the fixed-protocol decisions after the sequential ones")
+    parser.add_argument("--merge", metavar="JSON", help="start from the records of an earlier run (same arguments) and add to them")
     parser.add_argument("--deadline", metavar="HH:MM", help="start no decision after this local time")
     parser.add_argument("--output", default=str(OUT_DIR / "sequential_decisions"), help="path without extension")
     parser.add_argument("--render", metavar="JSON", help="only print the table of an earlier run's JSON report")
@@ -209,7 +213,7 @@ def main(argv=None) -> int:
         return 2
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     out = Path(args.output)
-    records = []
+    records = json.loads(Path(args.merge).read_text())["records"] if args.merge else []
     t_start = time.monotonic()
 
     def save():
@@ -233,9 +237,11 @@ def main(argv=None) -> int:
             cand_srv.wait_ready()
             print(f"[seq] {pair}: ready ({base_srv.url}, {cand_srv.url})", flush=True)
             # Interleave the protocols, so both see the same machine load over time.
-            plan = [("sequential", r) for r in range(args.repeats)]
+            first = args.first_repeat
+            plan = [("sequential", first + r) for r in range(args.repeats)]
             for k in range(args.fixed):
-                plan.insert(min(len(plan), 1 + k * 3), ("fixed", args.repeats + k))
+                at = len(plan) if args.fixed_last else min(len(plan), 1 + k * 3)
+                plan.insert(at, ("fixed", first + args.repeats + k))
             for protocol, repeat in plan:
                 if too_late():
                     print(f"[seq] deadline {args.deadline} reached: no more decisions", flush=True)
