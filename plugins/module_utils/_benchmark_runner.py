@@ -516,6 +516,12 @@ def run_benchmark(p, identity, file_prompts=None, log=None):
             warnings.extend(bm.run_warnings(run, p['input_len'], p['output_len'], p.get('ignore_eos'),
                                             p['dataset'] != 'file'))
             runs.append(run)
+            starved_warning, starved_failure = bm.starvation_problem(run, endpoint.base_url)
+            if starved_warning:
+                warnings.append(starved_warning)
+            if starved_failure:
+                failure = starved_failure
+                break
             total = run['completed'] + run['failed']
             if total and run['failed'] / total > p['max_failed_ratio']:
                 failure = ('%d of %d requests to the vLLM endpoint %s failed at concurrency %d, more than max_failed_ratio %s '
