@@ -108,8 +108,16 @@ ee: venv
 changelog: venv
 	cd $(TOP) && $(BIN)/antsibull-changelog lint
 
-test: lint changelog sanity units compat integration
-	@echo "make test: all suites passed"
+# Each suite in turn, its wall time printed as it ends and all of them again at the end.
+TEST_SUITES := lint changelog sanity units compat integration
+test:
+	@t0=$$(date +%s); times=""; \
+	for suite in $(TEST_SUITES); do \
+	  s0=$$(date +%s); \
+	  $(MAKE) --no-print-directory $$suite || { echo "make test: suite '$$suite' FAILED after $$(( $$(date +%s) - s0 )) s" >&2; exit 1; }; \
+	  times="$$times $$suite=$$(( $$(date +%s) - s0 ))s"; echo "=== make test: $$suite took $$(( $$(date +%s) - s0 )) s"; \
+	done; \
+	echo "make test: all suites passed in $$(( $$(date +%s) - t0 )) s:$$times"
 
 clean:
 	rm -rf $(TOP)/.build $(TOP)/tests/output

@@ -445,6 +445,37 @@ def summarize_run(records, duration_s, concurrency, errors_limit=MAX_ERRORS):
     }
 
 
+# A stream whose tokens arrive faster than this per token was not streamed to the client as it was
+# generated: 10 us per token is 100 000 tokens/s for one request, beyond any LLM server. It is what a
+# client starved of CPU sees (the kernel buffers the whole stream; one read returns it), or a server
+# that does not stream. Such a request's TPOT is ~0 and its TTFT is its whole latency.
+STARVED_TPOT_MS = 0.01
+
+
+def starved_requests(run):
+    """(starved, with_tpot): requests of a run whose tokens all arrived at once, and requests with a TPOT."""
+    tpots = [value for value in (run.get('samples') or {}).get('tpot_ms') or [] if value is not None]
+    return sum(1 for value in tpots if value < STARVED_TPOT_MS), len(tpots)
+
+
+def starvation_problem(run, endpoint_url):
+    """(warning or None, failure or None) for a run with requests whose tokens arrived all at once.
+
+    Half or more of them makes the p50 metrics describe the client's starvation, not the server:
+    the run fails (a measurement that is not one is an error, not a number to decide on).
+    """
+    starved, total = starved_requests(run)
+    if not starved:
+        return None, None
+    text = ('%d of %d requests at concurrency %d received all their tokens at once (TPOT under %s ms, TTFT = their '
+            'whole latency): the benchmark client on the target was starved of CPU, or %s does not stream'
+            % (starved, total, run['concurrency'], STARVED_TPOT_MS, endpoint_url))
+    if 2 * starved >= total:
+        return None, text + '; the TPOT and TTFT figures would describe that, not the server: measure again when the ' \
+                            'target\'s CPU is not saturated.'
+    return text + '; their TPOT and TTFT are not the server\'s.', None
+
+
 def run_warnings(run, input_len, output_len, ignore_eos, sized):
     """Warnings about one run's workload (prompt/output lengths) and failures."""
     warnings = []

@@ -548,6 +548,9 @@ def run_benchmark(p, identity, file_prompts=None, log=None):
             warnings.extend(bm.run_warnings(run, p['input_len'], p['output_len'], p.get('ignore_eos'),
                                             p['dataset'] != 'file'))
             runs.append(run)
+            starved_warning, _starved = bm.starvation_problem(run, endpoint.base_url)
+            if starved_warning:
+                warnings.append(starved_warning)
             failure = failed_too_much(run, p, endpoint)
             if failure:
                 break
@@ -563,7 +566,15 @@ def run_benchmark(p, identity, file_prompts=None, log=None):
 
 
 def failed_too_much(run, p, endpoint):
-    """The failure sentence when a run has more failed requests than max_failed_ratio allows, else None."""
+    """The failure sentence when a run is not a measurement, else None.
+
+    Either half or more of its requests got all their tokens at once (a starved client, or a server
+    that does not stream: _benchmark.starvation_problem), or more of them failed than max_failed_ratio
+    allows.
+    """
+    _warning, starved = bm.starvation_problem(run, endpoint.base_url)
+    if starved:
+        return starved
     total = run['completed'] + run['failed']
     if total and run['failed'] / total > p['max_failed_ratio']:
         return ('%d of %d requests to the vLLM endpoint %s failed at concurrency %d, more than max_failed_ratio %s '
@@ -617,6 +628,9 @@ class _RoundRunner:
             run['prompt_set_id'] = bm.prompt_set_id(used)
             warnings.extend(bm.run_warnings(run, p['input_len'], p['output_len'], p.get('ignore_eos'),
                                             p['dataset'] != 'file'))
+            starved_warning, _starved = bm.starvation_problem(run, self.endpoint.base_url)
+            if starved_warning:
+                warnings.append(starved_warning)
             if run.get('metrics_polluted'):
                 warnings.append('concurrency %d: other traffic may have polluted the server counters (spec_decode and '
                                 'the pollution check come from /metrics).' % run['concurrency'])

@@ -527,7 +527,11 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
     # --- reasons --------------------------------------------------------------------------------
     reasons = []
     gain_text = '; %s' % _interval_text(gain_iv) if gain_iv else ''
-    reduction_text = '; %s' % _interval_text(reduction_iv, False) if reduction_iv else ''
+    # The TPOT interval follows the sentence's direction: a reduction when TPOT fell, a rise when it rose.
+    reduction_text = ''
+    if reduction_iv:
+        shown = reduction_iv if reduction >= 0 else (-reduction_iv[1], -reduction_iv[0])
+        reduction_text = '; %s' % _interval_text(shown, False)
     # "fell -28 %" for a TPOT that rose reads wrong: say which way it went.
     reasons.append('At concurrency 1, throughput_tok_s changed %+.1f %% (%.2f -> %.2f%s) and tpot_ms_p50 %s %s '
                    '(%.2f -> %.2f ms%s).'

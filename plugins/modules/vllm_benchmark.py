@@ -212,6 +212,10 @@ attributes:
     support: none
     description: Every run measures anew; O(output_file) is rewritten when the figures differ, which they almost always do.
 notes:
+  - A request whose tokens all arrive at once (TPOT under 0.01 ms, TTFT its whole latency) was not streamed to the client as
+    it was generated; the client was starved of CPU, or the server does not stream. A few such requests give a warning; half
+    or more of a level's requests fail the module (the partial result is returned), because its p50 figures would describe
+    the starvation, not the server.
   - vLLM's C(/metrics) counters are global. When other clients use the server during a run, RV(benchmark.runs[].metrics_polluted)
     is true and a warning explains why; speculative-decoding stats of that run then include foreign requests.
   - HTTP errors, timeouts, malformed or truncated streams (no C(data [DONE]) or no usage chunk) make a request fail; failed requests

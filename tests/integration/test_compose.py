@@ -334,9 +334,14 @@ def test_controller_killed_mid_change_the_guard_restores_the_compose_service(bed
     # Nobody is left to revert: the guard must, within its timeout plus a start-up.
     deadline = time.monotonic() + guard + 420
     while time.monotonic() < deadline:
-        if bed.compose_file.read_bytes() == compose_before and healthy():
+        # The guard must have finished: while compose recreates, the old (speculative) container may still answer on
+        # the host network and the new one may already be inspectable.
+        guard_state = bed.guarded.nsenter(["systemctl", "is-active", f"jetson-spec-guard-{SERVICE}.service"],
+                                          check=False).stdout.strip()
+        if guard_state not in ("active", "activating") and bed.compose_file.read_bytes() == compose_before \
+                and healthy():
             info = bed.inspect()
-            if "--speculative-config" not in info["Config"]["Cmd"]:
+            if "--speculative-config" not in info["Config"]["Cmd"] and info["State"]["Running"]:
                 break
         time.sleep(3)
     else:

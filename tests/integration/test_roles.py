@@ -427,6 +427,10 @@ def test_startup_out_of_memory_lowers_then_tries_the_smaller_draft_then_decides(
     assert healthy("thor-faults")
     assert "failed to start: oom" in attempts[0]["summary"] and "healthy after" in attempts[2]["summary"]
     assert "SIMULATED" in host.nsenter(["journalctl", "--no-pager", "-o", "cat", "-u", "vllm.service"]).stdout
+    # Leave the host as the next test expects it: its usual baseline, without the simulator.
+    fleet.play("thor-faults", extra={"test_run_speculative": False})
+    assert SIMULATOR.encode() not in fleet.read("thor-faults", UNIT)
+    assert healthy("thor-faults")
 
 
 def test_controller_killed_mid_change_the_guard_restores_the_previous_service(fleet):

@@ -680,3 +680,36 @@ def test_parse_prometheus_skips_non_finite_values():
                                   'vllm:generation_tokens_total{engine="1"} 5.0\n'
                                   'vllm:spec_decode_num_drafts_total +Inf\n')
     assert samples == {'vllm:generation_tokens_total': [({'engine': '1'}, 5.0)]}
+
+
+# --- a starved client (all tokens in one read) -----------------------------------------------------
+
+def _starved_run(tpots, concurrency=1):
+    return {'concurrency': concurrency, 'samples': {'tpot_ms': tpots}}
+
+
+def test_a_run_streamed_normally_is_not_starved():
+    assert bm.starved_requests(_starved_run([3.2, 2.9, 0.4, None])) == (0, 3)
+    assert bm.starvation_problem(_starved_run([3.2, 2.9, 0.4, None]), 'http://127.0.0.1:8000') == (None, None)
+
+
+def test_a_few_starved_requests_warn():
+    warning, failure = bm.starvation_problem(_starved_run([3.2, 0.008, 2.9, 3.1]), 'http://127.0.0.1:8000')
+    assert failure is None
+    assert '1 of 4 requests at concurrency 1 received all their tokens at once' in warning
+    assert "their TPOT and TTFT are not the server's" in warning
+
+
+def test_half_or_more_starved_fails_the_run_with_why():
+    # The CI run under load average 17 measured ttft_ms_p50 349.9 of e2e_latency_ms_p50 350.9 ms, tpot_ms_p50 0.0078:
+    # a plan must not read that as a TTFT-dominated workload.
+    warning, failure = bm.starvation_problem(_starved_run([0.0078, 0.008, 2.9, 0.007], 8), 'http://127.0.0.1:8000')
+    assert warning is None
+    assert '3 of 4 requests at concurrency 8 received all their tokens at once' in failure
+    assert 'starved of CPU' in failure and 'http://127.0.0.1:8000 does not stream' in failure
+    assert 'measure again' in failure
+
+
+def test_runs_without_samples_are_not_judged():
+    assert bm.starved_requests({'concurrency': 1}) == (0, 0)
+    assert bm.starvation_problem({'concurrency': 1, 'samples': None}, 'x') == (None, None)

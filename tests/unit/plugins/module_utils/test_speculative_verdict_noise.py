@@ -14,6 +14,7 @@ __metaclass__ = type
 
 import copy
 import random
+import re
 import time
 
 import pytest
@@ -378,3 +379,12 @@ def test_null_tpot_of_one_token_requests_is_accepted():
     cand['runs'][0]['samples']['tpot_ms'][0] = None
     cand['runs'][0]['samples']['output_tokens'][0] = 1
     assert decide(base, cand)['verdict'] == 'accept'
+
+
+def test_a_tpot_rise_is_worded_as_a_rise_with_its_interval():
+    result = decide(*pair(c1=((20.0, 0.03), (30.0, 0.03))))
+    text = result['reasons'][0]
+    match = re.search(r'tpot_ms_p50 rose ([\d.]+) % \([\d.]+ -> [\d.]+ ms; 95 % interval ([\d.]+) % to ([\d.]+) %\)', text)
+    assert match, text
+    rise, low, high = (float(group) for group in match.groups())
+    assert 0 < low <= rise <= high, text
