@@ -22,8 +22,8 @@ import math
 import sys
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._bootstrap import (
-    CONFIDENCE, DEFAULT_RESAMPLES, MAX_REQUESTS, MIN_REQUESTS, RESAMPLES_RANGE, data_seed, ratio_interval,
-    resamples_within_budget, throughput_statistic, tpot_p50)
+    CONFIDENCE, DEFAULT_RESAMPLES, MAX_REQUESTS, MIN_BLOCKS, MIN_REQUESTS, RESAMPLES_RANGE, block_size, data_seed,
+    min_requests, ratio_interval, resamples_within_budget, throughput_statistic, tpot_p50)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import (
     EPSILON, MAX_NUM_SPECULATIVE_TOKENS, SHOW_LIMIT, SpeculativeInputError, _is_int, _is_number, check_bool,
     check_choice, check_float, check_int, show)
@@ -343,6 +343,9 @@ CRITERION_WORDS = {
 def _intervals(base_runs, cand_runs, levels, point_ratios, opts, warnings):
     """The 95 % intervals of the candidate / baseline ratios (percentile bootstrap over requests, see _bootstrap).
 
+    At concurrency above 1 the throughput resamples blocks of ``concurrency`` consecutive requests (the requests in
+    flight together are not independent); TPOT is only judged at concurrency 1, one request at a time.
+
     Returns (intervals, notes, resamples, seed): intervals maps (kind, concurrency) to (low, high) of the ratio or
     None, for kind 'throughput' (at every level) and 'tpot' (concurrency 1); a missing entry has no interval, and
     the notes (sentences for the reasons) say why.
@@ -362,12 +365,16 @@ def _intervals(base_runs, cand_runs, levels, point_ratios, opts, warnings):
         kinds = ('throughput', 'tpot') if conc == LOW_CONCURRENCY else ('throughput',)
         for kind in kinds:
             items = [got['pairs'] if kind == 'throughput' else got['tpot'] for got in samples[conc]]
-            few = [(label, len(got)) for label, got in zip(('baseline', 'candidate'), items) if len(got) < MIN_REQUESTS]
+            least = min_requests(conc) if kind == 'throughput' else MIN_REQUESTS
+            few = [(label, len(got)) for label, got in zip(('baseline', 'candidate'), items) if len(got) < least]
             if few:
                 what = 'requests' if kind == 'throughput' else 'requests with a TPOT'
                 counts = ' and '.join('%d %s in the %s run' % (n, what, label) for label, n in few)
-                notes.append('Only %s at concurrency %d: too few for an interval (at least %d); %s point estimate only.'
-                             % (counts, conc, MIN_REQUESTS, 'throughput' if kind == 'throughput' else 'TPOT'))
+                why = ('at least %d' % least if least == MIN_REQUESTS else
+                       'at least %d: requests in flight together are resampled as blocks of %d, and %d blocks are needed'
+                       % (least, block_size(conc), MIN_BLOCKS))
+                notes.append('Only %s at concurrency %d: too few for an interval (%s); %s point estimate only.'
+                             % (counts, conc, why, 'throughput' if kind == 'throughput' else 'TPOT'))
                 continue
             usable[(kind, conc)] = items
     draws = sum(len(items[0]) + len(items[1]) for items in usable.values())
@@ -380,7 +387,8 @@ def _intervals(base_runs, cand_runs, levels, point_ratios, opts, warnings):
     for (kind, conc), items in sorted(usable.items()):
         statistic = throughput_statistic(conc) if kind == 'throughput' else tpot_p50
         intervals[(kind, conc)] = ratio_interval(seed, '%s:c%d' % (kind, conc), items[0], items[1], statistic,
-                                                 resamples, point_ratios[(kind, conc)])
+                                                 resamples, point_ratios[(kind, conc)],
+                                                 block=block_size(conc) if kind == 'throughput' else 1)
         if intervals[(kind, conc)] is None:
             notes.append('The per-request %s values at concurrency %d give a zero statistic: no interval; point estimate '
                          'only.' % ('TPOT' if kind == 'tpot' else 'throughput', conc))
@@ -612,7 +620,7 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
         'undetermined': open_names,
         'decision_basis': 'interval' if on_intervals else 'point_estimate',
         'point_estimate_verdict': point_verdict,
-        'bootstrap': {'method': 'percentile bootstrap over requests', 'confidence': CONFIDENCE,
+        'bootstrap': {'method': 'percentile bootstrap over requests; whole waves above concurrency 1', 'confidence': CONFIDENCE,
                       'resamples': resamples if any(ratio_iv.values()) else None,
                       'seed': seed[:16] if any(ratio_iv.values()) else None},
         'explanation': explanation,

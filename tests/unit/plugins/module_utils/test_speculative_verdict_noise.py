@@ -234,6 +234,90 @@ def test_ratio_interval_is_deterministic_and_placed_on_the_measured_ratio():
     assert B.ratio_interval('seed', 'tpot', [0.0] * 5, cand, B.tpot_p50, 200) is None
 
 
+# --- concurrency above 1: whole waves are resampled ------------------------------------------------
+
+def waves(count, tpot_ms, rng, wave_spread=0.10, request_spread=0.02, concurrency=8):
+    """(output_tokens, latency_ms) of ``count`` requests sent ``concurrency`` at a time: each wave of ``concurrency``
+    requests shares one speed factor ~ N(1, wave_spread) (one batch, one slow step for all), plus a small
+    per-request spread."""
+    pairs = []
+    factor = 1.0
+    for index in range(count):
+        if index % concurrency == 0:
+            factor = max(0.3, rng.gauss(1.0, wave_spread))
+        tpot = tpot_ms * factor * max(0.3, rng.gauss(1.0, request_spread))
+        pairs.append((TOKENS, round(TTFT_MS + (TOKENS - 1) * tpot, 3)))
+    return pairs
+
+
+def _excludes_no_change(trials, count, block, resamples=300):
+    statistic = B.throughput_statistic(8)
+    excluded = 0
+    for trial in range(trials):
+        rng = random.Random('same-server:%d:%d' % (count, trial))
+        base, cand = waves(count, 30.0, rng), waves(count, 30.0, rng)
+        low, high = B.ratio_interval('seed%d' % trial, 'throughput:c8', base, cand, statistic, resamples, block=block)
+        excluded += not low <= 1.0 <= high
+    return excluded / trials
+
+
+def test_waves_of_the_same_server_are_not_a_change_with_block_resampling():
+    """Known answer: both runs come from the same server, so a 95 % interval should exclude 'no change' about 5 %
+    of the time. Resampling the requests of c=8 waves one by one excludes it in about half the runs (the c=8
+    'regressions' that were one slow wave); resampling whole waves, widened for their small number, does not."""
+    one_by_one = _excludes_no_change(60, 48, block=1)
+    by_waves = _excludes_no_change(60, 48, block=8)
+    assert one_by_one >= 0.30, one_by_one
+    assert by_waves <= 0.10, by_waves
+
+
+def test_a_real_c8_loss_is_still_shown_with_block_resampling():
+    rng = random.Random('real-loss')
+    base, cand = waves(48, 30.0, rng), waves(48, 40.0, rng)  # TPOT +33 %: about -25 % throughput
+    low, high = B.ratio_interval('s', 'throughput:c8', base, cand, B.throughput_statistic(8), 2000, block=8)
+    assert high < 0.95 and low > 0.5
+
+
+def test_block_resample_draws_whole_waves():
+    rng = random.Random(1)
+    items = list(range(20))
+    for _i in range(50):
+        drawn = B.block_resample(rng, items, 8)
+        assert len(drawn) == 20
+        index = 0
+        while index < 20:  # a concatenation of whole blocks, cut to 20
+            assert drawn[index] in (0, 8, 16)
+            block = B.blocks_of(items, 8)[drawn[index] // 8]
+            assert drawn[index:index + len(block)] == block[:20 - index]
+            index += len(block)
+    assert B.blocks_of(items, 8) == [items[0:8], items[8:16], items[16:20]]
+    assert B.block_resample(random.Random(2), items, 1) == random.Random(2).choices(items, k=20)  # c=1: unchanged
+
+
+@pytest.mark.parametrize('df, expected', [(1, 12.706), (2, 4.303), (3, 3.182), (5, 2.571), (7, 2.365), (12, 2.179),
+                                          (30, 2.042), (120, 1.980)])
+def test_t_quantile_matches_the_tables(df, expected):
+    assert B.t_quantile(0.975, df) == pytest.approx(expected, abs=0.004)
+
+
+def test_widening_only_above_concurrency_1_and_shrinking_with_more_waves():
+    assert B.widening(50, 50, 1) == 1.0
+    seven, twelve = B.widening(50, 50, 8), B.widening(96, 96, 8)
+    assert seven > twelve > 1.0
+    assert seven == pytest.approx(B.t_quantile(0.975, 12) / 1.959964 * (7 / 6.0) ** 0.5, rel=1e-4)
+    assert [B.min_requests(c) for c in (1, 2, 3, 8, 16)] == [5, 5, 6, 16, 32]
+    with pytest.raises(ValueError):
+        B.widening(8, 50, 8)
+
+
+def test_too_few_waves_at_concurrency_8_fall_back_to_the_point_estimate():
+    base, cand = pair(count8=12)
+    result = decide(base, cand)
+    assert result['criteria']['regression_c8']['basis'] == 'point_estimate'
+    assert any('too few for an interval (at least 16: requests in flight together are resampled as blocks of 8, and 2 '
+               'blocks are needed)' in r for r in result['reasons']), result['reasons']
+
+
 # --- explaining the speed-up -----------------------------------------------------------------------
 
 @pytest.mark.parametrize('acceptance, k, expected', [
