@@ -21,7 +21,7 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _benchmark as bm
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._bootstrap import MIN_REQUESTS, RESAMPLES_RANGE
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._bootstrap import MIN_REQUESTS, RESAMPLES_RANGE, min_requests
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import (
     SpeculativeInputError, _is_int, check_choice, check_float, check_int, show)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _verdict as V
@@ -89,9 +89,71 @@ def check_sequential(value, p):
             maximum=RESAMPLES_RANGE[1], allowed='an integer from %d to %d' % RESAMPLES_RANGE)
     except SpeculativeInputError as exc:
         _fail('%s' % exc)
+    budget = _budget_problem('sequential.max_prompts', opts['max_prompts'], concurrency)
+    if budget:
+        _fail(budget)
     opts['round_prompts'] = _check_rounds(opts.get('round_prompts'), concurrency, opts['max_prompts'])
     opts['baseline'] = _check_baseline(opts['baseline'], p, concurrency)
     return opts
+
+
+def _budget_problem(name, max_prompts, concurrency):
+    """The sentence when ``max_prompts`` cannot give every level an interval (two whole waves above c=1), else None."""
+    least = max([min_requests(c) for c in concurrency] or [MIN_REQUESTS])
+    if max_prompts < least:
+        return ('%s must be at least %d with concurrency %d (two whole waves, which an interval at that level needs); '
+                'got %s.' % (name, least, max(concurrency), show(max_prompts)))
+    return None
+
+
+#: The role's settings of sequential measurement (jetson_spec_sequential).
+ROLE_KEYS = ('baseline_prompts', 'warmup_prompts', 'round_prompts', 'max_prompts')
+
+
+def role_settings_problems(settings, concurrency):
+    """Sentences saying what is wrong with the speculative_decoding role's ``jetson_spec_sequential`` (empty: nothing).
+
+    The role checks them before it changes anything: the module would only see them after the baseline
+    was measured and the speculative service started. ``concurrency`` is the workload's level list.
+    """
+    if not isinstance(settings, dict):
+        return ['jetson_spec_sequential is %s; allowed: a dictionary with %s.' % (show(settings), ', '.join(ROLE_KEYS))]
+    problems = []
+    unknown = sorted('%s' % k for k in settings if k not in ROLE_KEYS)
+    if unknown:
+        problems.append('jetson_spec_sequential has unknown key(s) %s; allowed: %s.'
+                        % (', '.join(show(k) for k in unknown), ', '.join(ROLE_KEYS)))
+    try:
+        levels = [check_int('concurrency level', c, minimum=bm.LIMITS['concurrency'][0],
+                            maximum=bm.LIMITS['concurrency'][1]) for c in concurrency]
+    except (SpeculativeInputError, TypeError) as exc:
+        return problems + ['The benchmark workload\'s concurrency %s is not a list of levels: %s' % (show(concurrency), exc)]
+    if V.LOW_CONCURRENCY not in levels:
+        problems.append('Sequential measurement needs concurrency 1 in the workload\'s concurrency list %s (the verdict is '
+                        'decided there).' % show(levels))
+    least = max([min_requests(c) for c in levels] or [MIN_REQUESTS])
+    checks = (('baseline_prompts', least, bm.LIMITS['num_prompts'][1],
+               'measured baseline requests per level, at least %d: two whole waves at concurrency %d for the intervals'
+               % (least, max(levels or [1]))),
+              ('warmup_prompts', bm.LIMITS['warmup_prompts'][0], bm.LIMITS['warmup_prompts'][1], 'warm-up requests per level'),
+              ('max_prompts', MAX_PROMPTS_RANGE[0], MAX_PROMPTS_RANGE[1], 'measured candidate requests per level at most'))
+    for key, low, high, what in checks:
+        if key not in settings:
+            continue
+        try:
+            check_int('jetson_spec_sequential.%s' % key, settings[key], minimum=low, maximum=high,
+                      allowed='an integer from %d to %d (%s)' % (low, high, what))
+        except SpeculativeInputError as exc:
+            problems.append('%s' % exc)
+    max_prompts = settings.get('max_prompts', DEFAULTS['max_prompts'])
+    if not problems and _budget_problem('jetson_spec_sequential.max_prompts', max_prompts, levels):
+        problems.append(_budget_problem('jetson_spec_sequential.max_prompts', max_prompts, levels))
+    if 'round_prompts' in settings and not problems:
+        try:
+            _check_rounds(settings['round_prompts'], levels, max_prompts)
+        except bm.BenchmarkError as exc:
+            problems.append(('%s' % exc).replace('sequential.round_prompts', 'jetson_spec_sequential.round_prompts'))
+    return problems
 
 
 def _check_rounds(value, concurrency, max_prompts):
@@ -109,10 +171,10 @@ def _check_rounds(value, concurrency, max_prompts):
         if not _is_int(level) or level not in concurrency:
             _fail('sequential.round_prompts has the key %s, which is not one of the concurrency levels %s.'
                   % (show(key), show(concurrency)))
-        if not _is_int(size) or not MIN_REQUESTS <= size <= max_prompts or size % level:
+        if not _is_int(size) or not min_requests(level) <= size <= max_prompts or size % level:
             _fail('sequential.round_prompts at concurrency %d must be a multiple of %d from %d to max_prompts (%d), so '
                   'that every round ends with full waves and gives an interval; got %s.'
-                  % (level, level, MIN_REQUESTS, max_prompts, show(size)))
+                  % (level, level, min_requests(level), max_prompts, show(size)))
         rounds[level] = size
     return rounds
 
@@ -142,10 +204,11 @@ def _check_baseline(value, p, concurrency):
         run = runs[c]
         samples = run.get('samples')
         count = len(samples.get('output_tokens') or []) if isinstance(samples, dict) else 0
-        if count < MIN_REQUESTS:
+        if count < min_requests(c):
             _fail('sequential.baseline has %s at concurrency %d: sequential stopping needs the per-request samples of '
-                  'at least %d requests per level (vllm_benchmark records them in runs[].samples).'
-                  % ('no samples' if not isinstance(samples, dict) else '%d samples' % count, c, MIN_REQUESTS))
+                  'at least %d requests at that level (vllm_benchmark records them in runs[].samples; above '
+                  'concurrency 1 the intervals resample blocks of concurrency requests, and need two).'
+                  % ('no samples' if not isinstance(samples, dict) else '%d samples' % count, c, min_requests(c)))
         if not isinstance(run.get('prompt_set_id'), str):
             _fail('sequential.baseline has no prompt_set_id at concurrency %d: pass the vllm_benchmark result unchanged.'
                   % c)

@@ -166,7 +166,8 @@ options:
       round_prompts:
         description:
           - Measured requests per round, per concurrency level (a dictionary level -> requests), each a multiple of the
-            level from 5 to O(sequential.max_prompts), so that every round ends with full waves.
+            level from 5 (above concurrency 1, 2 x the level, two whole waves, which a wave-resampled interval needs) to
+            O(sequential.max_prompts), so that every round ends with full waves.
           - Levels not given take max(8, 2 x level) rounded up to a multiple of the level (V(1) -> 8, V(8) -> 16).
         type: dict
       max_prompts:

@@ -228,6 +228,11 @@ BAD_VARIABLES = [
     ({"jetson_spec_drop_caches": "maybe"}, "jetson_spec_drop_caches"),
     ({"jetson_spec_method": "medusa"}, "jetson_spec_method"),
     ({"jetson_spec_num_speculative_tokens": 1000000000}, "num_speculative_tokens"),
+    ({"jetson_spec_measurement": "sequential", "jetson_spec_sequential": {"baseline_prompts": 8}},
+     "jetson_spec_sequential.baseline_prompts must be an integer from 16 to 10000"),
+    ({"jetson_spec_measurement": "sequential", "jetson_spec_sequential": {"round_prompts": {"8": 12}}},
+     "jetson_spec_sequential.round_prompts at concurrency 8 must be a multiple of 8"),
+    ({"jetson_spec_measurement": "sometimes"}, "jetson_spec_measurement"),
 ]
 
 

@@ -238,8 +238,10 @@ def test_point_estimate_criteria_never_stop_the_rounds():
     ({'min_throughput_gain': 0.05}, 'sequential.disable_below_gain (0.1) must not exceed sequential.min_throughput_gain'),
     ({'regression_rule': 'sometimes'}, "sequential.regression_rule must be one of interval, point, got 'sometimes'"),
     ({'bootstrap_resamples': 10}, 'sequential.bootstrap_resamples must be an integer from 200 to 20000, got 10.'),
-    ({'round_prompts': {8: 12}}, 'sequential.round_prompts at concurrency 8 must be a multiple of 8 from 5 to '
+    ({'round_prompts': {8: 12}}, 'sequential.round_prompts at concurrency 8 must be a multiple of 8 from 16 to '
                                  'max_prompts (48)'),
+    ({'round_prompts': {8: 8}}, 'must be a multiple of 8 from 16 to max_prompts (48), so that every round ends with '
+                                'full waves and gives an interval; got 8.'),  # one block of 8: no block interval
     ({'round_prompts': {1: 4}}, 'round_prompts at concurrency 1 must be a multiple of 1 from 5'),
     ({'round_prompts': {1: 1000}}, 'got 1000'),
     ({'round_prompts': {1: float('nan')}}, 'got nan'),
@@ -257,7 +259,7 @@ def test_bad_options_name_the_value_and_what_is_allowed(change, text):
 def test_round_prompts_keys_may_be_strings():
     seq = sequential(baseline(BASE), round_prompts={'1': 5, '8': 24})
     assert seq['round_prompts'] == {1: 5, 8: 24}
-    assert sequential(baseline(BASE), round_prompts={8: 8})['round_prompts'] == {1: 8, 8: 8}
+    assert sequential(baseline(BASE), round_prompts={8: 16})['round_prompts'] == {1: 8, 8: 16}
 
 
 def test_the_baseline_is_checked_before_any_request():
@@ -301,3 +303,52 @@ def test_the_verdict_accepts_a_sequential_candidate_only_against_its_own_baselin
         V.verdict(seq['baseline'], fixed)
     with pytest.raises(SpeculativeInputError, match='The baseline is a sequential benchmark'):
         V.verdict(bench, bench)
+
+
+# --------------------------------------------------------------------------------------------
+# The role's settings (jetson_spec_sequential), checked before the role changes anything
+# --------------------------------------------------------------------------------------------
+
+ROLE_DEFAULTS = {'baseline_prompts': 24, 'warmup_prompts': 2, 'round_prompts': {1: 8, 8: 16}, 'max_prompts': 48}
+
+
+def test_role_defaults_are_good():
+    assert Q.role_settings_problems(dict(ROLE_DEFAULTS), [1, 8]) == []
+    assert Q.role_settings_problems(dict(ROLE_DEFAULTS, round_prompts={'1': 5, '8': 24}), [1, 8]) == []
+    assert Q.role_settings_problems(dict(ROLE_DEFAULTS, baseline_prompts=5, max_prompts=5, round_prompts={1: 5}), [1]) == []
+
+
+@pytest.mark.parametrize('change, concurrency, text', [
+    ({'baseline_prompts': 8}, [1, 8], 'jetson_spec_sequential.baseline_prompts must be an integer from 16 to 10000 '
+                                      '(measured baseline requests per level, at least 16: two whole waves at '
+                                      'concurrency 8 for the intervals), got 8.'),
+    ({'baseline_prompts': 24}, [1, 16], 'from 32 to 10000'),
+    ({'baseline_prompts': '24'}, [1, 8], "got '24' (str)"),
+    ({'baseline_prompts': float('nan')}, [1, 8], 'got nan'),
+    ({'warmup_prompts': -1}, [1, 8], 'jetson_spec_sequential.warmup_prompts must be an integer from 0 to 1000'),
+    ({'max_prompts': 10 ** 9}, [1, 8], 'jetson_spec_sequential.max_prompts must be an integer from 5 to 10000'),
+    ({'max_prompts': 12, 'round_prompts': {1: 8}}, [1, 8],
+     'jetson_spec_sequential.max_prompts must be at least 16 with concurrency 8 (two whole waves, which an interval at '
+     'that level needs); got 12.'),
+    ({'round_prompts': {8: 8}}, [1, 8], 'jetson_spec_sequential.round_prompts at concurrency 8 must be a multiple of 8 '
+                                        'from 16 to max_prompts (48)'),
+    ({'round_prompts': {4: 8}}, [1, 8], "has the key 4, which is not one of the concurrency levels [1, 8]"),
+    ({'rounds': 3}, [1, 8], "jetson_spec_sequential has unknown key(s) 'rounds'"),
+    ({}, [8], 'Sequential measurement needs concurrency 1'),
+    ({}, ['eight'], "The benchmark workload's concurrency ['eight'] is not a list of levels"),
+    ({}, [1, 100000], 'is not a list of levels'),
+])
+def test_role_settings_problems_name_the_value_and_what_is_allowed(change, concurrency, text):
+    problems = Q.role_settings_problems(dict(ROLE_DEFAULTS, **change), concurrency)
+    assert any(text in problem for problem in problems), problems
+
+
+def test_role_settings_that_are_not_a_dictionary():
+    assert Q.role_settings_problems([24], [1, 8]) == [
+        'jetson_spec_sequential is [24]; allowed: a dictionary with baseline_prompts, warmup_prompts, round_prompts, '
+        'max_prompts.']
+
+
+def test_module_budget_below_two_waves_is_refused():
+    with pytest.raises(bm.BenchmarkError, match=r'sequential.max_prompts must be at least 16 with concurrency 8'):
+        sequential(baseline(BASE), max_prompts=12, round_prompts={1: 6})
