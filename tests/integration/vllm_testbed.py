@@ -13,8 +13,6 @@ directory there.)
 * ``vllm_spec``: the same target with the perfect draft (a copy of the target),
   ``{"method": "draft_model", "num_speculative_tokens": 4}``, protected by ``--api-key``
   (``SPEC_API_KEY``): every request to it needs the key.
-* ``vllm_deep_baseline`` / ``vllm_deep_spec``: ``target-deep`` in float32 without / with its 1-layer
-  draft (K=4), both served as "target-deep": the pair where speculation pays (an accept).
 * ``vllm_dead_endpoint``: the URL of a real vLLM that refused to start (a draft whose vocabulary
   size differs from the target's) and exited: nothing listens there any more.
 
@@ -93,12 +91,6 @@ def _specs(tb: Testbed):
         "spec": dict(model=str(tb.model("target")), name="target-spec", api_key=SPEC_API_KEY,
                      speculative_config={"method": "draft_model", "model": str(tb.model("draft-perfect")),
                                          "num_speculative_tokens": NUM_SPEC_TOKENS}),
-        # The accept pair (issue 10's sequential test): the 108 M target and its 1-layer draft, in float32 (on this
-        # AVX2 CPU bfloat16 falls back to a compute-bound matmul where no draft can pay, docs/performance.md).
-        "deep_baseline": dict(model=str(tb.model("target-deep")), name="target-deep", extra_args=["--dtype", "float32"]),
-        "deep_spec": dict(model=str(tb.model("target-deep")), name="target-deep", extra_args=["--dtype", "float32"],
-                          speculative_config={"method": "draft_model", "model": str(tb.model("draft-deep-1layer")),
-                                              "num_speculative_tokens": NUM_SPEC_TOKENS}),
         # Rejected at start-up (~15 s): "Target and draft model should have the same vocabulary size".
         "dead": dict(model=str(tb.model("target")), name="target-dead",
                      speculative_config={"method": "draft_model", "model": str(tb.model("draft-badvocab")),
@@ -106,8 +98,7 @@ def _specs(tb: Testbed):
     }
 
 
-FIXTURE_OF = {"vllm_baseline": "baseline", "vllm_spec": "spec", "vllm_dead_endpoint": "dead",
-              "vllm_deep_baseline": "deep_baseline", "vllm_deep_spec": "deep_spec"}
+FIXTURE_OF = {"vllm_baseline": "baseline", "vllm_spec": "spec", "vllm_dead_endpoint": "dead"}
 _servers = {}   # key -> VllmServer (launched)
 _failures = {}  # key -> exception from wait_ready, re-raised for every later user
 _lock = threading.Lock()
@@ -178,22 +169,6 @@ def vllm_baseline(request, testbed):  # pylint: disable=redefined-outer-name
 def vllm_spec(request, testbed):  # pylint: disable=redefined-outer-name
     """Real vLLM serving ``target`` (served name "target-spec") with the perfect draft, K=4, api key SPEC_API_KEY."""
     srv = _server(request, testbed, "spec")
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture(scope="session")
-def vllm_deep_baseline(request, testbed):  # pylint: disable=redefined-outer-name
-    """Real vLLM serving ``target-deep`` in float32 (served name "target-deep"), no speculation."""
-    srv = _server(request, testbed, "deep_baseline")
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture(scope="session")
-def vllm_deep_spec(request, testbed):  # pylint: disable=redefined-outer-name
-    """``target-deep`` in float32 with its 1-layer draft, K=4 (served name "target-deep"): speculation pays."""
-    srv = _server(request, testbed, "deep_spec")
     yield srv
     srv.stop()
 
