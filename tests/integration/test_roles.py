@@ -16,8 +16,14 @@ role's defaults). The scenarios share three hosts and run in file order:
   orin-reject  (AGX Orin 64GB, R36, target) reject with draft-perfect (too little gain, c=8 loss);
                                           refusals (Orin Nano identity, concurrency 8);
                                           JetPack upgrade 6.2.1 -> 7.2.1 (L4T R36 -> R39): re-verified
-  thor-faults  (Thor T5000, target)       draft-badvocab (rejected at start-up); draft-random;
+  thor-faults  (Thor T5000, target)       draft-badvocab (rejected at start-up); out of memory at
+                                          start-up (simulated), then draft-random (rejected);
                                           controller SIGKILLed mid-change (the guard restores)
+
+Every host serves with --enforce-eager: the CPU build otherwise compiles the model with torch.compile
+at every start (measured here: healthy after 57 s compiled, 25 s eager; decode 32 against 29 tok/s
+without speculation, 77 against 72 with the accept pair's draft). The role tests restart vLLM about
+20 times, so eager mode saves about 8 minutes and changes no outcome.
 """
 from __future__ import annotations
 
@@ -78,7 +84,7 @@ def host_vars(name):
         "vllm_max_model_len": 1024,
         "vllm_gpu_memory_utilization": 0.75,
         "vllm_environment": {"VLLM_CPU_KVCACHE_SPACE": "1"},
-        "vllm_extra_args": ["--dtype", spec["dtype"]],
+        "vllm_extra_args": ["--dtype", spec["dtype"], "--enforce-eager"],
         "vllm_api_key": API_KEY,
         "vllm_hf_token": HF_TOKEN,
         "vllm_startup_timeout": 420,
@@ -316,7 +322,8 @@ def test_idempotent_second_run_restarts_nothing_and_sends_no_request(fleet):
 # makes c=8 very noisy (a -19 % change had a 95 % interval of -39 % to +9 % after 48 requests), so this
 # host reads a c=8 regression literally (regression_rule point) with a 5 % tolerance.
 BATCH_AWARE_VARS = {**ACCEPT_VARS, "jetson_spec_benchmark": dict(WORKLOAD, output_len=32),
-                    "vllm_extra_args": ["--dtype", "float32", "--max-num-batched-tokens", "16", "--max-num-seqs", "8"],
+                    "vllm_extra_args": ["--dtype", "float32", "--enforce-eager", "--max-num-batched-tokens", "16",
+                                        "--max-num-seqs", "8"],
                     "jetson_spec_measurement": "sequential", "jetson_spec_tune_max_steps": 0,
                     "jetson_spec_regression_rule": "point", "jetson_spec_c8_tolerance": 0.05}
 
@@ -432,31 +439,21 @@ def test_draft_with_another_vocabulary_is_classified_config_rejected_and_reverte
     assert healthy("thor-faults")
 
 
-def test_random_draft_is_reverted(fleet):
-    unit_before = fleet.read("thor-faults", UNIT)
-    _rc, _out = fleet.play("thor-faults", extra={"jetson_spec_draft_model": str(MODELS / "draft-random"),
-                                                 "jetson_spec_fact_file": "/etc/ansible/facts.d/random.fact"})
-    fact = json.loads(fleet.read("thor-faults", "/etc/ansible/facts.d/random.fact"))
-    assert fact["status"] == "reverted", fact["reasons"]
-    assert fact["verdict"] == "reject"
-    assert fact["deltas"]["acceptance_rate"] is None or fact["deltas"]["acceptance_rate"] < 0.3
-    assert fleet.read("thor-faults", UNIT) == unit_before
-    assert healthy("thor-faults")
-
-
 SIMULATOR = "/usr/local/bin/jetson-memory-simulator"
 SIMULATOR_CONFIG = "/etc/jetson-memory-simulator.json"
 
 
-def test_startup_out_of_memory_lowers_then_tries_the_smaller_draft_then_decides(fleet):
-    """The start-up retry path, end to end, with the Jetson memory SIMULATOR in front of the real vLLM.
+def test_startup_out_of_memory_lowers_then_tries_the_smaller_draft_a_random_one_that_is_reverted(fleet):
+    """The start-up retry path, end to end, with the Jetson memory SIMULATOR in front of the real vLLM;
+    the smaller draft that finally starts is a bad one (``draft-random``), so the real benchmark rejects it.
 
     The CPU build cannot run out of GPU memory, so tests/nspawn/jetson_memory_simulator.py (named as a
     simulator, the only one here) checks each start against a simulated 32 GiB unified memory and
     prints vLLM's own error text when it would fail; otherwise it execs the real vLLM unchanged.
-    Sizes scale with the models' bytes on disk (target 1.5 GiB, draft-deep-1layer 5.7, draft-perfect
+    Sizes scale with the models' bytes on disk (target 1.5 GiB, draft-deep-1layer 5.7, draft-random
     1.5): the large draft fails vLLM's free-memory check at 0.70 and its KV-cache check at 0.65; the
-    smaller draft starts at 0.65 and is then verified by the real benchmark.
+    smaller draft starts at 0.65, is benchmarked like any candidate (acceptance ~0, slower) and the
+    host goes back to its previous unit byte for byte.
     """
     host = fleet.hosts["thor-faults"]
     simulator = host.path(SIMULATOR)
@@ -464,6 +461,7 @@ def test_startup_out_of_memory_lowers_then_tries_the_smaller_draft_then_decides(
     shutil.copyfile(TOP / "tests" / "nspawn" / "jetson_memory_simulator.py", simulator)
     simulator.chmod(0o644)
     target_bytes = (MODELS / "target" / "model.safetensors").stat().st_size
+    assert (MODELS / "draft-random" / "model.safetensors").stat().st_size == target_bytes
     host.path(SIMULATOR_CONFIG).write_text(json.dumps({
         "total_gib": 32, "other_used_gib": 3, "activation_gib": 1, "kv_cache_needed_gib": 14,
         "gib_per_byte_on_disk": 1.5 / target_bytes}))
@@ -479,28 +477,26 @@ def test_startup_out_of_memory_lowers_then_tries_the_smaller_draft_then_decides(
     fleet.play("thor-faults", extra={
         **through_simulator, "jetson_spec_fact_file": fact_file,
         "jetson_spec_draft_model": str(MODELS / "draft-deep-1layer"),
-        "jetson_spec_smaller_draft_model": str(MODELS / "draft-perfect")})
+        "jetson_spec_smaller_draft_model": str(MODELS / "draft-random")})
     fact = json.loads(fleet.read("thor-faults", fact_file))
     attempts = fact["attempts"]
     assert [a["failure"] for a in attempts] == ["oom", "oom", None], attempts
     assert [float(a["gpu_memory_utilization"]) for a in attempts] == [0.70, 0.65, 0.65], attempts
-    drafts = ("draft-deep-1layer", "draft-deep-1layer", "draft-perfect")
+    drafts = ("draft-deep-1layer", "draft-deep-1layer", "draft-random")
     assert [a["speculative_config"]["model"] for a in attempts] == [str(MODELS / m) for m in drafts]
     assert "on startup is less than desired GPU memory utilization" in attempts[0]["evidence"], attempts[0]
     assert "larger than the available KV cache memory" in attempts[1]["evidence"], attempts[1]
     assert attempts[2]["healthy"] is True
-    # Attempt 3 was the real vLLM, verified by the real benchmark: the verdict decided, and the host is consistent.
-    assert fact["verdict"] in ("accept", "reject", "marginal"), fact
-    assert fact["candidate"], "the third attempt was benchmarked"
-    if fact["status"] == "enabled":
-        assert "draft-perfect" in fleet.cmdline("thor-faults")
-    else:
-        assert fact["status"] == "reverted", fact["reasons"]
-        assert fleet.read("thor-faults", UNIT) == unit_before
-        assert "speculative-config" not in fleet.cmdline("thor-faults")
-    assert healthy("thor-faults")
     assert "failed to start: oom" in attempts[0]["summary"] and "healthy after" in attempts[2]["summary"]
     assert "SIMULATED" in host.nsenter(["journalctl", "--no-pager", "-o", "cat", "-u", "vllm.service"]).stdout
+    # Attempt 3 was the real vLLM with a random draft, measured by the real benchmark: rejected and reverted.
+    assert fact["candidate"], "the third attempt was benchmarked"
+    assert fact["status"] == "reverted", fact["reasons"]
+    assert fact["verdict"] == "reject", fact["reasons"]
+    assert fact["deltas"]["acceptance_rate"] is None or fact["deltas"]["acceptance_rate"] < 0.3, fact["deltas"]
+    assert fleet.read("thor-faults", UNIT) == unit_before
+    assert "speculative-config" not in fleet.cmdline("thor-faults")
+    assert healthy("thor-faults")
     # Leave the host as the next test expects it: its usual baseline, without the simulator.
     fleet.play("thor-faults", extra={"test_run_speculative": False})
     assert SIMULATOR.encode() not in fleet.read("thor-faults", UNIT)
