@@ -476,8 +476,9 @@ def starvation_problem(run, endpoint_url):
     return text + '; their TPOT and TTFT are not the server\'s.', None
 
 
-def run_warnings(run, input_len, output_len, ignore_eos, sized):
-    """Warnings about one run's workload (prompt/output lengths) and failures."""
+def run_warnings(run, input_len, output_len, ignore_eos, sized, endpoint_url=None):
+    """Warnings about one run's workload (prompt/output lengths), failures and, given the endpoint's URL,
+    a few starved requests (starvation_problem; half or more fail the run instead)."""
     warnings = []
     c = run['concurrency']
     if run['completed'] and run['total_input_tokens'] is not None and sized:
@@ -493,6 +494,10 @@ def run_warnings(run, input_len, output_len, ignore_eos, sized):
     if run['failed']:
         warnings.append('concurrency %d: %d of %d requests failed; first error: %s'
                         % (c, run['failed'], run['failed'] + run['completed'], run['errors'][0] if run['errors'] else 'unknown'))
+    if endpoint_url is not None:
+        starved_warning, _failure = starvation_problem(run, endpoint_url)
+        if starved_warning:
+            warnings.append(starved_warning)
     return warnings
 
 

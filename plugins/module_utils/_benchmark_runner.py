@@ -12,6 +12,7 @@ received chunk of the SSE stream. The metric definitions live in _benchmark.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import contextlib
 import http.client
 import json
 import random
@@ -503,6 +504,22 @@ def measure(endpoint, slots, p, model, c, measured):
     return records, duration, before, after, why or why_after
 
 
+@contextlib.contextmanager
+def _connections(p, tok):
+    """One connection slot per concurrent request; whatever happens, the slots are dropped, the
+    tokenizer connection is closed and the interpreter's switch interval is put back."""
+    slots = [Slot() for _i in range(max(p['concurrency']))]
+    old_interval = sys.getswitchinterval()
+    try:
+        yield slots
+    finally:
+        sys.setswitchinterval(old_interval)
+        for slot in slots:
+            slot.drop()
+        if tok is not None:
+            tok.close()
+
+
 def run_benchmark(p, identity, file_prompts=None, log=None):
     """Run the benchmark described by validated options ``p``.
 
@@ -511,13 +528,11 @@ def run_benchmark(p, identity, file_prompts=None, log=None):
     endpoint cannot be benchmarked at all (preflight).
     """
     endpoint, model, vllm_version, warnings, tok, tokinfo = open_endpoint(p, identity)
-    slots = [Slot() for _i in range(max(p['concurrency']))]
     runs = []
     measured_texts = []
     failure = None
     metrics_warned = False
-    old_interval = sys.getswitchinterval()
-    try:
+    with _connections(p, tok) as slots:
         workloads = []
         for c in p['concurrency']:
             warm = sized_prompts(endpoint, p, c, 'warmup', p['warmup_prompts'], tok, tokinfo, file_prompts)
@@ -546,20 +561,11 @@ def run_benchmark(p, identity, file_prompts=None, log=None):
                                 'the pollution check come from /metrics): %s.' % (c, '; '.join(reasons)))
             run['prompt_set_id'] = bm.prompt_set_id(t for t, _n in measured)
             warnings.extend(bm.run_warnings(run, p['input_len'], p['output_len'], p.get('ignore_eos'),
-                                            p['dataset'] != 'file'))
+                                            p['dataset'] != 'file', endpoint.base_url))
             runs.append(run)
-            starved_warning, _starved = bm.starvation_problem(run, endpoint.base_url)
-            if starved_warning:
-                warnings.append(starved_warning)
             failure = failed_too_much(run, p, endpoint)
             if failure:
                 break
-    finally:
-        sys.setswitchinterval(old_interval)
-        for slot in slots:
-            slot.drop()
-        if tok is not None:
-            tok.close()
     benchmark = bm.assemble(p, identity, model, vllm_version, bm.prompt_set_id(measured_texts), runs,
                             warnings)
     return benchmark, failure
@@ -627,10 +633,7 @@ class _RoundRunner:
             texts.extend(used)
             run['prompt_set_id'] = bm.prompt_set_id(used)
             warnings.extend(bm.run_warnings(run, p['input_len'], p['output_len'], p.get('ignore_eos'),
-                                            p['dataset'] != 'file'))
-            starved_warning, _starved = bm.starvation_problem(run, self.endpoint.base_url)
-            if starved_warning:
-                warnings.append(starved_warning)
+                                            p['dataset'] != 'file', self.endpoint.base_url))
             if run.get('metrics_polluted'):
                 warnings.append('concurrency %d: other traffic may have polluted the server counters (spec_decode and '
                                 'the pollution check come from /metrics).' % run['concurrency'])
@@ -654,9 +657,7 @@ def run_sequential(p, identity, seq, file_prompts=None, log=None):
     base_runs = dict((run['concurrency'], run) for run in base['runs'])
     base_count = base['config'].get('num_prompts')
     endpoint, model, vllm_version, warnings, tok, tokinfo = open_endpoint(p, identity)
-    slots = [Slot() for _i in range(max(p['concurrency']))]
-    old_interval = sys.getswitchinterval()
-    try:
+    with _connections(p, tok) as slots:
         prompts = {}
         for c in p['concurrency']:
             shared = base_runs[c]['completed'] + base_runs[c]['failed']
@@ -677,11 +678,5 @@ def run_sequential(p, identity, seq, file_prompts=None, log=None):
         sys.setswitchinterval(SWITCH_INTERVAL)
         runner = _RoundRunner(endpoint, slots, p, identity, model, vllm_version, prompts, warnings)
         benchmark, report, failure = _sequential.run_rounds(p, seq, runner, log)
-    finally:
-        sys.setswitchinterval(old_interval)
-        for slot in slots:
-            slot.drop()
-        if tok is not None:
-            tok.close()
     benchmark['sequential'] = report
     return benchmark, failure

@@ -22,7 +22,6 @@ whichever client is outside its scheduling group.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import random
@@ -44,16 +43,8 @@ SERVER_ARGS = ["--no-enable-prefix-caching"]
 sys.path.insert(0, str(TOP / "tests" / "integration"))
 from conftest import run_module  # noqa: E402  pylint: disable=wrong-import-position
 
-
-def _load(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-srv_mod = _load("jetson_llm_testbed_server", TOP / "tests" / "testbed" / "server.py")
+# The test bed's server module (tests/testbed/server.py), loaded once by the fixtures' module.
+from vllm_testbed import testbed_server as srv_mod  # noqa: E402  pylint: disable=wrong-import-position
 
 # name -> (target model, speculative config or None, prompts at c=1, prompts at c>1)
 CONFIGS = {

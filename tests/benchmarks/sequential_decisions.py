@@ -27,7 +27,6 @@ Pairs:
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import signal
@@ -46,18 +45,8 @@ FIXED_REQUESTS = 2 * 2 * (FIXED["num_prompts"] + FIXED["warmup_prompts"])  # 2 p
 sys.path.insert(0, str(TOP / "tests" / "integration"))
 from conftest import run_module  # noqa: E402  pylint: disable=wrong-import-position
 
-
-def _load(name, path):
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-srv_mod = _load("jetson_llm_testbed_server", TOP / "tests" / "testbed" / "server.py")
+# The test bed's server module (tests/testbed/server.py), loaded once by the fixtures' module.
+from vllm_testbed import testbed_server as srv_mod  # noqa: E402  pylint: disable=wrong-import-position
 
 # name -> (target, draft, dtype, expected verdict)
 PAIRS = {

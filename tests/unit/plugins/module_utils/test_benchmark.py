@@ -710,6 +710,17 @@ def test_half_or_more_starved_fails_the_run_with_why():
     assert 'measure again' in failure
 
 
+def test_run_warnings_name_a_few_starved_requests_given_the_endpoint():
+    run = {'concurrency': 1, 'completed': 4, 'failed': 0, 'errors': [], 'total_input_tokens': None,
+           'total_output_tokens': None, 'samples': {'tpot_ms': [3.2, 0.008, 2.9, 3.1]}}
+    assert bm.run_warnings(run, 32, 128, True, True) == []
+    warnings = bm.run_warnings(run, 32, 128, True, True, 'http://127.0.0.1:8000')
+    assert len(warnings) == 1 and '1 of 4 requests at concurrency 1 received all their tokens at once' in warnings[0]
+    # Half or more is a failure (failed_too_much), not a warning.
+    starved = dict(run, samples={'tpot_ms': [0.007, 0.008, 2.9, 3.1]})
+    assert bm.run_warnings(starved, 32, 128, True, True, 'http://127.0.0.1:8000') == []
+
+
 def test_runs_without_samples_are_not_judged():
     assert bm.starved_requests({'concurrency': 1}) == (0, 0)
     assert bm.starvation_problem({'concurrency': 1, 'samples': None}, 'x') == (None, None)
