@@ -96,6 +96,25 @@ def normalise_option(token):
     return '--' + head.replace('_', '-') + dot + tail + sep + value
 
 
+def last_option_value(args, option):
+    """The value of the last ``option`` (``--name``, dashes) in a vLLM argument list, or None.
+
+    Takes ``--opt VALUE`` and ``--opt=VALUE``, with underscores or dashes in the name (normalise_option).
+    Items that are not strings are skipped.
+    """
+    value = None
+    items = list(args or [])
+    for index, token in enumerate(items):
+        if not isinstance(token, str):
+            continue
+        norm = normalise_option(token)
+        if norm == option and index + 1 < len(items):
+            value = str(items[index + 1])
+        elif norm.startswith(option + '='):
+            value = norm[len(option) + 1:]
+    return value
+
+
 def _mask_env_assignment(text):
     name, sep, _value = text.partition('=')
     if sep and is_secret_env_name(name):

@@ -1,0 +1,29 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, jetson_llm.vllm maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+"""The batch_aware_limit filter: see batch_aware_limit.yml."""
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_config import batch_aware_limit as _limit
+
+
+def batch_aware_limit(max_batch, num_speculative_tokens, serve_args):
+    """The largest batch size that speculates in a batch-size-aware config, given the serve arguments."""
+    if not isinstance(serve_args, (list, tuple)):
+        raise AnsibleFilterError('batch_aware_limit: serve_args must be a list of vLLM arguments, not %s'
+                                 % type(serve_args).__name__)
+    try:
+        return _limit(max_batch, num_speculative_tokens, list(serve_args))
+    except (TypeError, ValueError) as exc:
+        raise AnsibleFilterError('batch_aware_limit: max_batch %r and num_speculative_tokens %r must be integers (%s)'
+                                 % (max_batch, num_speculative_tokens, exc))
+
+
+class FilterModule(object):
+    def filters(self):
+        return {'batch_aware_limit': batch_aware_limit}
