@@ -315,12 +315,19 @@ def test_idempotent_second_run_restarts_nothing_and_sends_no_request(fleet):
 
 # A token budget per step that fits the baseline's batch of 8 (8 tokens) but not the speculative one
 # (8 x (K + 1) = 40): vLLM then schedules fewer sequences per step, and concurrency 8 loses while
-# concurrency 1 (5 tokens) still gains. Measured on this test bed: c=1 28.9 -> 66.1 tok/s, c=8
-# 114.3 -> 100.2 tok/s (-12 %). A Jetson with a small --max-num-batched-tokens (memory) behaves the
-# same way. The serve role deploys the new baseline first (its variables changed); measured
-# sequentially (the role's other measurement mode), with 32 output tokens to keep it short. The queueing
-# makes c=8 very noisy (a -19 % change had a 95 % interval of -39 % to +9 % after 48 requests), so this
-# host reads a c=8 regression literally (regression_rule point) with a 5 % tolerance.
+# concurrency 1 (5 tokens) still gains. A Jetson with a small --max-num-batched-tokens (memory) behaves
+# the same way. vLLM picks each step's K from the requests it scheduled, and only 16 // 5 = 3 fit a
+# speculative step, so the role lowers N from 4 to 2 (with N = 4 the batch never grows past 3 while
+# speculating and K never drops to 0: measured -13.7 % at c=8, the same as without the setting).
+# The serve role deploys the new baseline first (its variables changed); measured sequentially (the
+# role's other measurement mode), with 32 output tokens to keep it short. The queueing makes c=8
+# noisy, so this host reads a c=8 regression literally (regression_rule point) with a 5 % tolerance.
+# Measured with the modules on this test bed (eager, 16 prompts per level), baseline / planned K=4 /
+# batch-size-aware N=2, tok/s: output 32: c=1 26.1 / 41.8 / 45.7, c=8 79.2 / 57.6 / 61.3;
+# output 128: c=1 28.7 / 61.0 / 67.0, c=8 115.1 / 106.2 / 92.3. Speculation is off at c=8 with N=2
+# (TPOT p50 70.7 ms against the baseline's 63.6 at output 128), but the draft's cost stays: 11 % per
+# token, about its share of the weights (a 1-layer draft of the 12-layer target, 9 %). So the kept
+# branch is not expected on this CPU test bed (docs/performance.md).
 BATCH_AWARE_VARS = {**ACCEPT_VARS, "jetson_spec_benchmark": dict(WORKLOAD, output_len=32),
                     "vllm_extra_args": ["--dtype", "float32", "--enforce-eager", "--max-num-batched-tokens", "16",
                                         "--max-num-seqs", "8"],
@@ -333,26 +340,28 @@ def test_c8_regression_tries_batch_size_aware_speculation_measured_sequentially(
     lkg = fleet.read("thor-accept", LKG)
     assert b"--max-num-batched-tokens" in lkg and b"speculative-config" not in lkg
     fact = fleet.fact("thor-accept")
-    assert "Benchmark the running service (candidate)" in out, "the changed workload did not re-verify the host"
+    assert "Benchmark the running service (candidate)" in out, "the changed serve variables did not re-verify the host"
     assert fact["measurement"]["mode"] == "sequential" and fact["measurement"]["requests"] is not None
     batch = fact["batch_aware"]
     assert batch is not None, f"the planned configuration did not pass at c=1 and regress at c=8: {fact['reasons']}"
     assert any("regresses at concurrency 8" in r for r in fact["reasons"]), fact["reasons"]
+    # N lowered for the token budget, and said why.
+    assert batch["max_batch"] == 2, batch
+    assert "--max-num-batched-tokens 16 fits only 3 request(s) with 4 draft tokens" in batch["limit_reason"], batch
     assert batch["tried"] is True and batch["healthy"] is True, batch
-    assert batch["speculative_config"]["num_speculative_tokens_per_batch_size"] == [[1, 4, 4], [5, 65536, 0]]
+    assert batch["speculative_config"]["num_speculative_tokens_per_batch_size"] == [[1, 2, 4], [3, 65536, 0]]
     assert any(r.startswith("The planned configuration passed at concurrency 1 but regressed at concurrency 8")
-               for r in fact["reasons"]), fact["reasons"]
+               and "tried speculating only up to 2 requests" in r for r in fact["reasons"]), fact["reasons"]
     unit = fleet.read("thor-accept", UNIT)
     if batch["kept"]:
-        # Both rules pass with speculation off above 4 requests at a time: kept, and the record says so.
+        # Both rules pass with speculation off above 2 requests at a time: kept, and the record says so.
         assert fact["status"] == "enabled" and fact["verdict"] == "accept", fact["reasons"]
-        assert fact["speculative_config"]["num_speculative_tokens_per_batch_size"] == [[1, 4, 4], [5, 65536, 0]]
+        assert fact["speculative_config"]["num_speculative_tokens_per_batch_size"] == [[1, 2, 4], [3, 65536, 0]]
         assert b"num_speculative_tokens_per_batch_size" in unit
         assert "num_speculative_tokens_per_batch_size" in fleet.cmdline("thor-accept")
         assert fact["tuning"] is None, "K tuning does not run on a batch-size-aware configuration"
     else:
-        # Not kept (what this CPU test bed measured: with the token budget, turning speculation off above 4
-        # requests did not bring c=8 back, 68.9 against the baseline's 86.4 tok/s): back to the baseline.
+        # Not kept (what this CPU test bed measures, above): back to the baseline, byte for byte.
         assert fact["status"] == "reverted", fact["reasons"]
         assert batch["verdict"] in ("reject", "marginal", "undetermined") and batch["deltas"], batch
         assert batch["deltas"] != fact["deltas"], "the batch-size-aware attempt has its own measurement"
