@@ -53,4 +53,3 @@ def test_last_budget_option_wins_and_a_larger_k_needs_more_room(tmp_path):
     batch = json.loads((tmp_path / "decided.json").read_text())["batch_aware"]
     assert batch["tried"] is False and batch["max_batch"] == 0, batch
     assert "--max-num-batched-tokens 15 fits 1 request(s) with 7 draft tokens" in batch["limit_reason"], batch
-
