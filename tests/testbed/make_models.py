@@ -13,11 +13,16 @@ Writes under ``$TESTBED/models`` (``TESTBED=${JETSON_LLM_TESTBED:-/var/cache/jet
                        ~0 acceptance, speculation slower than the baseline (a real revert case)
 ``draft-badvocab``     vocabulary 300 (own tokenizer): vLLM refuses it at start-up with
                        "Target and draft model should have the same vocabulary size"
-``target-deep``        Llama, 12 layers, hidden 1024, 16 heads, 4 KV heads (~108 M, 207 MiB); the
-                       layers after the first have zeroed o_proj/down_proj, so they are identity
-                       through the residual connections but still cost their compute
+``target-deep``        Llama, 12 layers, hidden 1024, 16 heads, 4 KV heads (~108 M, 207 MiB); every
+                       layer has zeroed o_proj/down_proj, so it is identity through the residual
+                       connection but still costs its compute: the greedy output is a function of
+                       the last token's embedding, the final norm and lm_head
 ``draft-deep-1layer``  ``target-deep``'s embeddings, first layer, final norm and lm_head: the same
-                       greedy output at a fraction of the cost (a realistic ACCEPT pair)
+                       greedy output at about a tenth of the cost (a realistic ACCEPT pair)
+``draft-deep-tiny``    ``target-deep``'s embeddings, final norm and lm_head around one narrow layer
+                       (4 heads of 64, MLP 64; zeroed o_proj/down_proj, the target's KV-cache
+                       shape): the same greedy output at about 2 % of the target's weights, the cost
+                       ratio of an EAGLE-3 head on a Jetson-sized target
 
 Idempotent: each model directory holds ``.recipe.json``; a model whose recipe (and the recipe of
 what it derives from) is unchanged is not generated again. Everything is seeded, so the same
@@ -133,16 +138,24 @@ SMALL = {"hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 4,
 DEEP = {"hidden_size": 1024, "intermediate_size": 2048, "num_hidden_layers": 12,
         "num_attention_heads": 16, "num_key_value_heads": 4}
 
+# The narrow layer of draft-deep-tiny: the target's width and KV-cache shape (4 KV heads of 64, so
+# vLLM allocates one KV-cache layout for target and draft), 4 query heads, a 64-wide MLP.
+TINY_LAYER = {"num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 4, "head_dim": 64,
+              "intermediate_size": 64}
+
 # name -> recipe. kind "random": fresh seeded weights; "copy": the source's files;
-# "identity-tail": random, then zero o_proj/down_proj of every layer after the first;
-# "first-layer": the source's embeddings, layer 0, final norm and lm_head.
+# "identity": random, then zero o_proj/down_proj of every layer (each layer adds exactly 0);
+# "first-layer": the source's embeddings, layer 0, final norm and lm_head;
+# "narrow-layer": the source's embeddings, final norm and lm_head around one fresh identity layer of
+# the shape "layer" (exact only for an "identity" source).
 MODELS = {
     "target": {"kind": "random", "tokenizer": "tokenizer", "shape": SMALL, "seed": 1234},
     "draft-perfect": {"kind": "copy", "source": "target"},
     "draft-random": {"kind": "random", "tokenizer": "tokenizer", "shape": SMALL, "seed": 98765},
     "draft-badvocab": {"kind": "random", "tokenizer": "tokenizer-300", "shape": SMALL, "seed": 4321},
-    "target-deep": {"kind": "identity-tail", "tokenizer": "tokenizer", "shape": DEEP, "seed": 2024},
+    "target-deep": {"kind": "identity", "tokenizer": "tokenizer", "shape": DEEP, "seed": 2024},
     "draft-deep-1layer": {"kind": "first-layer", "source": "target-deep"},
+    "draft-deep-tiny": {"kind": "narrow-layer", "source": "target-deep", "layer": TINY_LAYER, "seed": 7},
 }
 
 
@@ -211,6 +224,16 @@ def llama_config(shape: dict, vocab_size: int):
                        tie_word_embeddings=False, torch_dtype="bfloat16", **shape)
 
 
+def zero_layer_outputs(layers) -> None:
+    """Each layer then adds exactly 0 to the residual stream (attention and MLP still run)."""
+    import torch
+
+    with torch.no_grad():
+        for layer in layers:
+            layer.self_attn.o_proj.weight.zero_()
+            layer.mlp.down_proj.weight.zero_()
+
+
 def random_model(shape: dict, vocab_size: int, seed: int):
     import torch
     from transformers import LlamaForCausalLM
@@ -249,14 +272,24 @@ def build_model(name: str, models_dir: Path, out: Path) -> None:
         draft.load_state_dict(state, strict=True)  # raises on any missing or extra tensor
         save_model(draft, models_dir / spec["source"], out)
         return
+    if kind == "narrow-layer":
+        from transformers import LlamaForCausalLM
+
+        src = LlamaForCausalLM.from_pretrained(str(models_dir / spec["source"]), torch_dtype=torch.bfloat16)
+        shape = dict(spec["layer"], hidden_size=src.config.hidden_size)
+        draft = random_model(shape, src.config.vocab_size, seed=spec["seed"])
+        zero_layer_outputs(draft.model.layers)
+        shared = {k: v for k, v in src.state_dict().items() if not k.startswith("model.layers.")}
+        missing, unexpected = draft.load_state_dict(shared, strict=False)
+        if unexpected or any(not k.startswith("model.layers.0.") for k in missing):
+            raise SystemExit(f"{name}: tensors that do not fit {spec['source']}: missing {missing}, extra {unexpected}")
+        save_model(draft, models_dir / spec["source"], out)
+        return
     tok_dir = models_dir / spec["tokenizer"]
     vocab = TOKENIZERS[spec["tokenizer"]]["vocab_size"]
     model = random_model(spec["shape"], vocab, spec["seed"])
-    if kind == "identity-tail":
-        with torch.no_grad():
-            for layer in model.model.layers[1:]:
-                layer.self_attn.o_proj.weight.zero_()
-                layer.mlp.down_proj.weight.zero_()
+    if kind == "identity":
+        zero_layer_outputs(model.model.layers)
     elif kind != "random":
         raise SystemExit(f"unknown model kind {kind!r}")
     save_model(model, tok_dir, out)
@@ -298,7 +331,7 @@ def verify(models_dir: Path) -> None:
     """The pairs must behave as documented: same greedy output for the ACCEPT pairs."""
     prompt = "User: How do I check which power mode my Jetson is running?"
     for target, draft, same in (("target", "draft-perfect", True), ("target-deep", "draft-deep-1layer", True),
-                                ("target", "draft-random", False)):
+                                ("target-deep", "draft-deep-tiny", True), ("target", "draft-random", False)):
         a, b = greedy(models_dir / target, prompt), greedy(models_dir / draft, prompt)
         if (a == b) != same:
             raise SystemExit(f"{target} vs {draft}: greedy outputs {'differ' if same else 'agree'} "
