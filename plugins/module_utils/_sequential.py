@@ -13,6 +13,8 @@ requests (the budget; the verdict then rests on point estimates for the open cri
 Stricter than the verdict in one point: an undetermined throughput change at concurrency 8 (regression_c8) keeps
 concurrency 8 measuring while it could turn the verdict into a reject; the verdict itself counts it as no
 regression (regression_rule=interval). A criterion without an interval (fewer than 5 requests) never stops it.
+Measuring also stops when the keep-or-revert decision is settled although the verdict's name is not: with
+keep_marginal false, a candidate that can only end marginal or reject is reverted either way.
 
 The HTTP side is a ``runner`` (see run_rounds), so the round logic is tested with known sample streams.
 """
@@ -23,13 +25,13 @@ __metaclass__ = type
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _benchmark as bm
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._bootstrap import MIN_REQUESTS, RESAMPLES_RANGE, min_requests
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import (
-    SpeculativeInputError, _is_int, check_choice, check_float, check_int, show)
+    SpeculativeInputError, _is_int, check_bool, check_choice, check_float, check_int, show)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _verdict as V
 
 #: The verdict options a sequential benchmark passes on (the thresholds of the decision it stops on).
 VERDICT_KEYS = ('min_throughput_gain', 'min_tpot_reduction', 'disable_below_gain', 'c8_tolerance', 'regression_rule',
-                'bootstrap_resamples')
-DEFAULTS = {'max_prompts': 48, 'regression_rule': 'interval'}
+                'bootstrap_resamples', 'keep_marginal')
+DEFAULTS = {'max_prompts': 48, 'regression_rule': 'interval', 'keep_marginal': False}
 DEFAULTS.update((key, V.VERDICT_DEFAULTS[key]) for key in VERDICT_KEYS if key in V.VERDICT_DEFAULTS)
 KEYS = ('baseline', 'round_prompts', 'max_prompts') + VERDICT_KEYS
 #: Which concurrency level measures which criterion.
@@ -84,6 +86,7 @@ def check_sequential(value, p):
             _fail('sequential.disable_below_gain (%s) must not exceed sequential.min_throughput_gain (%s).'
                   % (opts['disable_below_gain'], opts['min_throughput_gain']))
         check_choice('sequential.regression_rule', opts['regression_rule'], V.REGRESSION_RULES)
+        check_bool('sequential.keep_marginal', opts['keep_marginal'])
         opts['bootstrap_resamples'] = check_int(
             'sequential.bootstrap_resamples', opts['bootstrap_resamples'], minimum=RESAMPLES_RANGE[0],
             maximum=RESAMPLES_RANGE[1], allowed='an integer from %d to %d' % RESAMPLES_RANGE)
@@ -219,8 +222,8 @@ def _check_baseline(value, p, concurrency):
 # The rounds
 # --------------------------------------------------------------------------------------------
 
-def stop_state(result, regression_rule):
-    """(verdict or None, open criteria) of an interim verdict result, counting criteria without an interval as open.
+def _stop_statuses(result, regression_rule):
+    """The criterion statuses of an interim verdict result, criteria without an interval counted as undetermined.
 
     A criterion decided on a point estimate only (too few requests) is open, except regression_c8 under
     regression_rule=point (decided on the point by definition).
@@ -231,7 +234,18 @@ def stop_state(result, regression_rule):
         if entry['basis'] != 'interval' and not (name == 'regression_c8' and regression_rule == 'point'):
             status = 'undetermined'
         statuses[name] = status
-    return V.settle_all(statuses)
+    return statuses
+
+
+def stop_state(result, regression_rule):
+    """(verdict or None, open criteria) of an interim verdict result, counting criteria without an interval as open."""
+    return V.settle_all(_stop_statuses(result, regression_rule))
+
+
+def decision_state(result, regression_rule, keep_marginal):
+    """(keep or None, possible verdicts) of an interim verdict result: keep is settled when every way the open
+    criteria can go gives the same keep-or-revert decision (V.settle_keep)."""
+    return V.settle_keep(_stop_statuses(result, regression_rule), keep_marginal)
 
 
 SPEC_COUNTERS = ('drafts', 'draft_tokens', 'accepted_tokens')
@@ -356,9 +370,14 @@ def run_rounds(p, seq, runner, log=None):
             stopped = 'failed'
             break
         settled, open_names = stop_state(result, seq['regression_rule'])
-        history.append({'round': round_no, 'measured': measured, 'verdict': result['verdict'],
-                        'settled': settled, 'open': list(open_names)})
         if settled is not None:
+            keep, possible = V.keep_of(settled, seq['keep_marginal']), [settled]
+        else:
+            keep, possible = decision_state(result, seq['regression_rule'], seq['keep_marginal'])
+        history.append({'round': round_no, 'measured': measured, 'verdict': result['verdict'],
+                        'settled': settled, 'open': list(open_names), 'decision': None if keep is None else
+                        ('keep' if keep else 'revert'), 'possible': possible})
+        if keep is not None:
             stopped = 'determined'
             break
         needed = sorted(set(CRITERION_LEVEL[name] for name in open_names))
@@ -371,6 +390,7 @@ def run_rounds(p, seq, runner, log=None):
 
 
 def _report(p, seq, state, history, stopped, open_names, base, benchmark, failure, verdict_opts):
+    # pylint: disable=too-many-locals
     levels = list(p['concurrency'])
     warm = p['warmup_prompts']
     requests = {'baseline': dict(('%d' % c, n) for c, n in requests_of(base).items()),
@@ -384,8 +404,8 @@ def _report(p, seq, state, history, stopped, open_names, base, benchmark, failur
     report = {'rounds': len(history), 'stopped': stopped, 'requests': requests, 'history': history,
               'max_prompts': seq['max_prompts'],
               'round_prompts': dict(('%d' % c, seq['round_prompts'][c]) for c in levels),
-              'verdict': None, 'determined': False, 'undetermined': list(open_names), 'decision_basis': None,
-              'reasons': []}
+              'verdict': None, 'determined': False, 'undetermined': list(open_names), 'name_undetermined': [],
+              'decision_basis': None, 'reasons': []}
     if stopped == 'failed':
         report['reason'] = 'Stopped after round %d: %s' % (len(history) + 1, failure)
         return report
@@ -394,7 +414,17 @@ def _report(p, seq, state, history, stopped, open_names, base, benchmark, failur
                   reasons=final['reasons'], keep=final['keep'])
     counts = ', '.join('%d at concurrency %s' % (entry['measured'], c) for c, entry in
                        sorted(requests['candidate'].items(), key=lambda item: int(item[0])))
-    if stopped == 'determined':
+    if stopped == 'determined' and open_names:
+        # The decision is settled, the verdict's name is not (marginal or reject, both reverted).
+        report.update(undetermined=[], name_undetermined=list(open_names))
+        report['reason'] = ('Stopped after round %d: the 95 %% intervals settle the decision (%s: the verdict is %s '
+                            'or %s, and %s %s still undetermined, which can only choose between them); %d requests in '
+                            'all (candidate measured %s).'
+                            % (len(history), 'keep' if final['keep'] else 'revert',
+                               ' or '.join(history[-1]['possible'][:-1]), history[-1]['possible'][-1],
+                               ' and '.join(open_names), 'is' if len(open_names) == 1 else 'are', requests['total'],
+                               counts))
+    elif stopped == 'determined':
         report['reason'] = ('Stopped after round %d: the 95 %% intervals settle the verdict (%s); %d requests in all '
                             '(candidate measured %s).' % (len(history), final['verdict'], requests['total'], counts))
     else:

@@ -287,12 +287,13 @@ def _rule(statuses):
     return 'marginal'
 
 
-def _settle(statuses, deciding=DECIDING):
-    """(verdict, []) when every way of settling the undetermined criteria gives the same verdict, else (None, names).
+def keep_of(verdict, keep_marginal=False):
+    """Whether a verdict keeps the change: accept, or marginal with keep_marginal."""
+    return verdict == 'accept' or (verdict == 'marginal' and bool(keep_marginal))
 
-    ``names`` are the undetermined criteria on which the verdict depends. ``deciding``: the criteria whose
-    undetermined status is open (the sequential benchmark also counts regression_c8, see settle_all).
-    """
+
+def _outcomes(statuses, deciding):
+    """(open names, {combo of met / not_met for them: verdict}) over every possible way of settling them."""
     open_names = [name for name in deciding if statuses.get(name) == 'undetermined']
     outcomes = {}
     for combo in itertools.product(('met', 'not_met'), repeat=len(open_names)):
@@ -301,6 +302,16 @@ def _settle(statuses, deciding=DECIDING):
         if trial['throughput_gain_c1'] == 'met' and trial['minimum_gain_c1'] == 'not_met':
             continue  # impossible: disable_below_gain <= min_throughput_gain
         outcomes[combo] = _rule(trial)
+    return open_names, outcomes
+
+
+def _settle(statuses, deciding=DECIDING):
+    """(verdict, []) when every way of settling the undetermined criteria gives the same verdict, else (None, names).
+
+    ``names`` are the undetermined criteria on which the verdict depends. ``deciding``: the criteria whose
+    undetermined status is open (the sequential benchmark also counts regression_c8, see settle_all).
+    """
+    open_names, outcomes = _outcomes(statuses, deciding)
     if len(set(outcomes.values())) == 1:
         return next(iter(outcomes.values())), []
     matter = []
@@ -321,6 +332,19 @@ def settle_all(statuses):
     until the concurrency-8 interval shows a regression or shows none, when that could change the verdict.
     """
     return _settle(statuses, CRITERIA)
+
+
+def settle_keep(statuses, keep_marginal=False):
+    """(keep, possible verdicts): ``keep`` is True or False when every way of settling the undetermined criteria
+    (all of them, as settle_all) gives the same keep-or-revert decision, else None.
+
+    With keep_marginal false, marginal and reject both revert: a sequential benchmark whose open criteria can only
+    move the verdict between the two has its decision, and need not measure on for the verdict's name.
+    """
+    _names, outcomes = _outcomes(statuses, CRITERIA)
+    verdicts = sorted(set(outcomes.values()))
+    keeps = set(keep_of(verdict, keep_marginal) for verdict in verdicts)
+    return (keeps.pop() if len(keeps) == 1 else None), verdicts
 
 
 def _signed(value):
@@ -600,7 +624,7 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
                        % (' and '.join(missing), _pct(opts['disable_below_gain']), basis_text,
                           'kept because keep_marginal is true' if keep_marginal else
                           'reverted because keep_marginal is false'))
-    keep = result == 'accept' or (result == 'marginal' and keep_marginal)
+    keep = keep_of(result, keep_marginal)
     deltas = {
         'throughput_gain_c1': round(gain, 4),
         'tpot_reduction_c1': round(reduction, 4),

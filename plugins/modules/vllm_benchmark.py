@@ -200,6 +200,13 @@ options:
         description: As in M(jetson_llm.vllm.speculative_verdict).
         type: int
         default: 2000
+      keep_marginal:
+        description:
+          - As in M(jetson_llm.vllm.speculative_verdict). Measuring also stops when the open criteria can no longer change
+            whether the change is kept, although they could still change the verdict's name; with the default V(false)
+            a candidate that can only end V(marginal) or V(reject) is reverted either way.
+        type: bool
+        default: false
 attributes:
   check_mode:
     support: full
@@ -594,7 +601,9 @@ benchmark:
           description: Rounds measured.
           type: int
         stopped:
-          description: V(determined) (the intervals settle the verdict), V(budget) (O(sequential.max_prompts) spent) or V(failed).
+          description:
+            - V(determined) (the intervals settle the verdict, or at least whether it keeps the change), V(budget)
+              (O(sequential.max_prompts) spent) or V(failed).
           type: str
         reason:
           description: Why it stopped, as a sentence with the request counts.
@@ -605,7 +614,9 @@ benchmark:
               C(baseline_total), C(candidate_total) add the warm-ups and the measured requests of both phases.
           type: dict
         history:
-          description: Per round, the requests measured per level, the interim verdict, the settled verdict (or null) and the open criteria.
+          description:
+            - Per round, the requests measured per level, the interim verdict, the settled verdict (or null), the open criteria,
+              the settled decision (C(keep), C(revert) or null) and the verdicts still possible.
           type: list
           elements: dict
         verdict:
@@ -617,10 +628,16 @@ benchmark:
           description: Whether that verdict keeps speculation.
           type: bool
         determined:
-          description: True when the intervals settled the verdict.
+          description: True when the intervals settled the verdict, or whether it keeps the change.
           type: bool
         undetermined:
           description: The criteria still open when it stopped (empty when determined).
+          type: list
+          elements: str
+        name_undetermined:
+          description:
+            - The criteria still open when the decision was settled but the verdict's name was not (for example
+              C(regression_c8) between V(marginal) and V(reject)); empty otherwise.
           type: list
           elements: str
         decision_basis:
@@ -794,6 +811,7 @@ def argument_spec():
             disable_below_gain=dict(type='float', default=SEQUENTIAL_DEFAULTS['disable_below_gain']),
             c8_tolerance=dict(type='float', default=SEQUENTIAL_DEFAULTS['c8_tolerance']),
             regression_rule=dict(type='str', default='interval', choices=list(REGRESSION_RULES)),
+            keep_marginal=dict(type='bool', default=False),
             bootstrap_resamples=dict(type='int', default=SEQUENTIAL_DEFAULTS['bootstrap_resamples']),
         )),
     )

@@ -9,7 +9,8 @@ the baseline passed in), then speculative_verdict on both.
 
 The pair here is the reject pair, ``target`` + the perfect draft (vllm_baseline / vllm_spec, servers
 shared with test_vllm_benchmark_real.py): a copy of the target as the draft costs more than it
-saves, the verdict is reject, long before the fixed protocol's 240 requests. The accept pair
+saves, the change is reverted (reject, or marginal where concurrency 8 does not lose), long before
+the fixed protocol's 240 requests. The accept pair
 (``target-deep`` + its 1-layer draft) is measured sequentially by the role tests, on a real systemd
 host (test_roles.py::test_c8_regression_tries_batch_size_aware_speculation_measured_sequentially),
 and repeatedly by the benchmark script; starting its two servers here as well cost about four
@@ -81,14 +82,19 @@ def check_report(baseline, candidate, verdict):
         # the speculative-decoding counters summed over the rounds of the level
         assert run["spec_decode"]["acceptance_rate"] > 0.9, run["spec_decode"]
     assert bench["config"]["sequential"]["baseline_prompt_set_id"] == baseline["benchmark"]["config"]["prompt_set_id"]
-    assert seq["reason"].startswith("Stopped after round %d: the 95 %% intervals settle the verdict" % seq["rounds"])
+    settles = "the verdict" if not seq["name_undetermined"] else "the decision"
+    assert seq["reason"].startswith("Stopped after round %d: the 95 %% intervals settle %s" % (seq["rounds"], settles))
     assert seq["reason"] in candidate["msg"]
 
 
 def test_sequential_reject_pair(vllm_baseline, vllm_spec):  # noqa: F811  pylint: disable=redefined-outer-name
     baseline, candidate, verdict = decide("reject", vllm_baseline, vllm_spec, candidate_key=SPEC_API_KEY)
     check_report(baseline, candidate, verdict)
-    assert verdict["verdict"] == "reject" and verdict["keep"] is False, verdict["reasons"]
+    # Reverted: reject where concurrency 8 loses (-22 % on the machine the pair was first measured on), marginal
+    # where it does not (a fresh CI machine measured +15 % at c=1 and +2 % at c=8: not enough gain either way).
+    assert verdict["verdict"] in ("reject", "marginal") and verdict["keep"] is False, verdict["reasons"]
+    if verdict["verdict"] == "marginal":
+        assert candidate["benchmark"]["sequential"]["name_undetermined"] in ([], ["regression_c8"])
     assert SPEC_API_KEY not in json.dumps(candidate)
     # A candidate with another workload than the baseline is refused before any request.
     wrong = run_module(BENCH, dict(WORKLOAD, endpoint=vllm_spec.url, model=vllm_spec.name, api_key=SPEC_API_KEY,

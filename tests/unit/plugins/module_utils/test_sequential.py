@@ -199,6 +199,53 @@ def test_an_undetermined_regression_at_concurrency_8_keeps_only_concurrency_8_me
         assert 'point estimates' not in report['reason']
 
 
+# The reject pair as a fresh CI machine measured it (1 Dec 2026): about +15 % at concurrency 1 (inside the marginal
+# band, and so is its interval) and no clear change at concurrency 8. Marginal or reject: reverted either way.
+MARGINAL_BASE = {1: (2.8, 0.03), 8: (4.0, 0.10)}
+MARGINAL_CAND = {1: (2.35, 0.03), 8: (3.96, 0.10)}
+
+
+def test_marginal_or_reject_stops_as_soon_as_the_decision_is_settled():
+    seq = sequential(baseline(MARGINAL_BASE), max_prompts=32)
+    runner = FakeRunner(MARGINAL_CAND)
+    bench, report, failure = Q.run_rounds(dict(P), seq, runner)
+    assert failure is None
+    assert runner.measured == [(1, 8), (8, 16)]  # no more rounds for the verdict's name alone
+    assert report['stopped'] == 'determined' and report['rounds'] == 1 and report['determined'] is True
+    assert report['verdict'] == 'marginal' and report['keep'] is False
+    assert report['undetermined'] == [] and report['name_undetermined'] == ['regression_c8']
+    assert report['history'][0]['settled'] is None and report['history'][0]['open'] == ['regression_c8']
+    assert report['history'][0]['decision'] == 'revert' and report['history'][0]['possible'] == ['marginal', 'reject']
+    assert report['reason'].startswith(
+        'Stopped after round 1: the 95 % intervals settle the decision (revert: the verdict is marginal or reject, and '
+        'regression_c8 is still undetermined, which can only choose between them); 80 requests in all')
+    final = V.verdict(seq['baseline'], bench)
+    assert final['verdict'] == 'marginal' and final['keep'] is False and final['determined'] is True
+
+
+def test_with_keep_marginal_the_same_candidate_measures_on_until_the_decision_is_settled():
+    # marginal would now be kept and reject reverted: concurrency 8 must show whether it regresses.
+    seq = sequential(baseline(MARGINAL_BASE), max_prompts=32, keep_marginal=True)
+    runner = FakeRunner(MARGINAL_CAND)
+    _bench, report, _failure = Q.run_rounds(dict(P), seq, runner)
+    assert runner.measured == [(1, 8), (8, 16), (8, 16)]
+    assert report['history'][0]['decision'] is None and report['history'][0]['possible'] == ['marginal', 'reject']
+    if report['stopped'] == 'budget':
+        assert report['undetermined'] == ['regression_c8'] and report['keep'] is True, report['reason']
+
+
+def test_settle_keep_maps_the_possible_verdicts_to_one_decision():
+    statuses = {'throughput_gain_c1': 'not_met', 'tpot_reduction_c1': 'not_met', 'minimum_gain_c1': 'met',
+                'regression_c8': 'undetermined'}
+    assert V.settle_keep(statuses) == (False, ['marginal', 'reject'])
+    assert V.settle_keep(statuses, keep_marginal=True) == (None, ['marginal', 'reject'])
+    statuses.update(throughput_gain_c1='met', tpot_reduction_c1='met')
+    assert V.settle_keep(statuses) == (None, ['accept', 'reject'])
+    statuses.update(regression_c8='not_met', tpot_reduction_c1='undetermined')
+    assert V.settle_keep(statuses) == (None, ['accept', 'marginal'])
+    assert V.settle_keep(statuses, keep_marginal=True) == (True, ['accept', 'marginal'])
+
+
 def test_a_failed_request_stops_the_rounds_with_a_failure():
     seq = sequential(baseline(BASE))
     runner = FakeRunner(CLEAR_ACCEPT, fail_at=1)
@@ -248,6 +295,7 @@ def test_point_estimate_criteria_never_stop_the_rounds():
     ({'round_prompts': {'4': 8}}, "has the key '4', which is not one of the concurrency levels [1, 8]"),
     ({'round_prompts': {'one': 8}}, "has the key 'one'"),
     ({'round_prompts': [8, 16]}, 'sequential.round_prompts must be a dictionary of concurrency level -> requests'),
+    ({'keep_marginal': 'yes'}, "sequential.keep_marginal must be a boolean (true or false), got 'yes'."),
     ({'rounds': 3}, "sequential has unknown key(s) 'rounds'"),
 ])
 def test_bad_options_name_the_value_and_what_is_allowed(change, text):
