@@ -72,7 +72,7 @@ def workload(args, seed):
             "temperature": 0, "ignore_eos": True, "seed": seed, "request_timeout": 600}
 
 
-def _bench(url, model, params):
+def bench(url, model, params):
     t0 = time.monotonic()
     result = run_module(BENCH, dict(params, endpoint=url, model=model))
     wall = time.monotonic() - t0
@@ -81,14 +81,15 @@ def _bench(url, model, params):
     return result["benchmark"], wall
 
 
-def _verdict(baseline, candidate):
-    result = run_module(VERDICT, {"baseline": baseline, "candidate": candidate})
+def judge(baseline, candidate, **options):
+    """speculative_verdict on two benchmarks (more module options as keywords)."""
+    result = run_module(VERDICT, dict(options, baseline=baseline, candidate=candidate))
     if result.get("failed"):
         raise RuntimeError(f"speculative_verdict failed: {result.get('msg')}")
     return result
 
 
-def _criteria(verdict):
+def criteria(verdict):
     return {name: {"status": entry["status"], "point": entry["point"], "interval": entry["interval"]}
             for name, entry in verdict["criteria"].items()}
 
@@ -104,12 +105,12 @@ def decide(protocol, pair, repeat, base_srv, cand_srv, args):
     else:
         base_params = dict(common, num_prompts=args.baseline_prompts, warmup_prompts=args.warmup)
         cand_params = dict(common, warmup_prompts=args.warmup)
-    baseline, wall_b = _bench(base_srv.url, model, base_params)
+    baseline, wall_b = bench(base_srv.url, model, base_params)
     if protocol == "sequential":
         cand_params["sequential"] = {"baseline": baseline, "round_prompts": {"1": args.round1, "8": args.round8},
                                      "max_prompts": args.max_prompts}
-    candidate, wall_c = _bench(cand_srv.url, model, cand_params)
-    verdict = _verdict(baseline, candidate)
+    candidate, wall_c = bench(cand_srv.url, model, cand_params)
+    verdict = judge(baseline, candidate)
     seq = candidate.get("sequential")
     requests = seq["requests"]["total"] if seq else FIXED_REQUESTS
     record = {"pair": pair, "protocol": protocol, "repeat": repeat, "seed": seed, "expected": PAIRS[pair][3],
@@ -117,7 +118,7 @@ def decide(protocol, pair, repeat, base_srv, cand_srv, args):
               "undetermined": verdict["undetermined"], "decision_basis": verdict["decision_basis"],
               "correct": verdict["verdict"] == PAIRS[pair][3], "requests": requests,
               "wall_s": round(wall_b + wall_c, 1), "wall_baseline_s": round(wall_b, 1),
-              "wall_candidate_s": round(wall_c, 1), "deltas": verdict["deltas"], "criteria": _criteria(verdict),
+              "wall_candidate_s": round(wall_c, 1), "deltas": verdict["deltas"], "criteria": criteria(verdict),
               "reasons": verdict["reasons"], "load1": round(os.getloadavg()[0], 2),
               "time": time.strftime("%H:%M:%S")}
     if seq:
