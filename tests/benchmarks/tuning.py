@@ -83,6 +83,7 @@ def record(part, label, spec, bm, wall, started, verdict=None, **more):
     rec = {"part": part, "label": label, "speculative_config": spec, "wall_s": round(wall, 1), "start_s": started,
            "throughput_c1": level(bm, 1, "throughput_tok_s"), "tpot_p50_c1": level(bm, 1, "tpot_ms_p50"),
            "throughput_c8": level(bm, 8, "throughput_tok_s"), "tpot_p50_c8": level(bm, 8, "tpot_ms_p50"),
+           "ttft_p50_c1": level(bm, 1, "ttft_ms_p50"), "ttft_p50_c8": level(bm, 8, "ttft_ms_p50"),
            "acceptance_c1": level(bm, 1, "acceptance_rate"), "acceptance_c8": level(bm, 8, "acceptance_rate"),
            "load1": round(os.getloadavg()[0], 2), "time": time.strftime("%H:%M:%S")}
     if verdict is not None:
@@ -184,18 +185,19 @@ def markdown(records, args):
              f"{args['warmup']} warm-up + {args['num_prompts']} measured requests per level; `target-deep` in float32, "
              f"{'compiled (torch.compile)' if args.get('compile') else '--enforce-eager'}; every candidate judged by speculative_verdict against its part's baseline "
              "(95 % intervals, regression_rule interval).", "",
-             "| part | configuration | tok/s c=1 | TPOT p50 c=1 (ms) | tok/s c=8 | acceptance c=1 / c=8 | verdict "
-             "| gain c=1 | TPOT reduction c=1 | change c=8 | the role |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| part | configuration | tok/s c=1 | TPOT p50 c=1 (ms) | tok/s c=8 | TPOT / TTFT p50 c=8 (ms) "
+             "| acceptance c=1 / c=8 | verdict | gain c=1 | TPOT reduction c=1 | change c=8 | the role |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
     def num(value, fmt="{:.1f}"):
         return "–" if value is None else fmt.format(value)
     for rec in records:
         if rec["label"] == "summary":
-            lines.append(f"| {rec['part']} | **kept K = {rec['kept_k']}** ({rec['stopped']}) | | | | | | | | | |")
+            lines.append(f"| {rec['part']} | **kept K = {rec['kept_k']}** ({rec['stopped']}) | | | | | | | | | | |")
             continue
         lines.append(f"| {rec['part']} | {rec['label']} | {num(rec['throughput_c1'])} | {num(rec['tpot_p50_c1'], '{:.2f}')} "
-                     f"| {num(rec['throughput_c8'])} | {num(rec['acceptance_c1'], '{:.2f}')} / "
+                     f"| {num(rec['throughput_c8'])} | {num(rec['tpot_p50_c8'], '{:.1f}')} / "
+                     f"{num(rec.get('ttft_p50_c8'), '{:.0f}')} | {num(rec['acceptance_c1'], '{:.2f}')} / "
                      f"{num(rec['acceptance_c8'], '{:.2f}')} | {rec.get('verdict', 'baseline')} "
                      f"| {_crit(rec, 'throughput_gain_c1')} | {_crit(rec, 'tpot_reduction_c1')} "
                      f"| {_crit(rec, 'regression_c8')} | {rec.get('role', '')} |")
