@@ -127,6 +127,41 @@ def decide(protocol, pair, repeat, base_srv, cand_srv, args):
     return record
 
 
+def render(path, markdown_fn):
+    """Print the table of an earlier run's JSON report (``--render``)."""
+    report = json.loads(Path(path).read_text())
+    print(markdown_fn(report["records"], report["args"]))
+    return 0
+
+
+def prepare(models):
+    """SIGTERM stops like Ctrl-C (the servers are stopped), the test bed is checked for ``models``, the output folder
+    is made. Returns None, or the exit code when the test bed is missing."""
+    def _interrupt(_signum, _frame):
+        raise KeyboardInterrupt()
+
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        srv_mod.check_testbed(models=models)
+    except srv_mod.TestbedMissing as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    OUT_DIR.mkdir(parents=True, exist_ok=True)
+    return None
+
+
+def saver(out, args, records, markdown_fn):
+    """A function that writes ``out``.json (the arguments and every record so far) and ``out``.md (the table)."""
+    t_start = time.monotonic()
+
+    def save():
+        report = {"date": time.strftime("%Y-%m-%d %H:%M:%S"), "args": vars(args), "records": records,
+                  "elapsed_s": round(time.monotonic() - t_start, 1)}
+        out.with_suffix(".json").write_text(json.dumps(report, indent=1))
+        out.with_suffix(".md").write_text(markdown_fn(records, vars(args)) + "\n")
+    return save
+
+
 def _median(values):
     return statistics.median(values) if values else None
 
@@ -188,29 +223,14 @@ def main(argv=None) -> int:
     parser.add_argument("--render", metavar="JSON", help="only print the table of an earlier run's JSON report")
     args = parser.parse_args(argv)
     if args.render:
-        report = json.loads(Path(args.render).read_text())
-        print(markdown(report["records"], report["args"]))
-        return 0
-
-    def _interrupt(_signum, _frame):
-        raise KeyboardInterrupt()
-
-    signal.signal(signal.SIGTERM, _interrupt)
-    try:
-        srv_mod.check_testbed(models=("target", "draft-perfect", "target-deep", "draft-deep-1layer"))
-    except srv_mod.TestbedMissing as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    OUT_DIR.mkdir(parents=True, exist_ok=True)
+        return render(args.render, markdown)
+    missing = prepare(("target", "draft-perfect", "target-deep", "draft-deep-1layer"))
+    if missing:
+        return missing
     out = Path(args.output)
     records = json.loads(Path(args.merge).read_text())["records"] if args.merge else []
     t_start = time.monotonic()
-
-    def save():
-        report = {"date": time.strftime("%Y-%m-%d %H:%M:%S"), "args": vars(args), "records": records,
-                  "elapsed_s": round(time.monotonic() - t_start, 1)}
-        out.with_suffix(".json").write_text(json.dumps(report, indent=1))
-        out.with_suffix(".md").write_text(markdown(records, vars(args)) + "\n")
+    save = saver(out, args, records, markdown)
 
     def too_late():
         return bool(args.deadline) and time.strftime("%H:%M") >= args.deadline

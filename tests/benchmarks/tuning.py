@@ -32,15 +32,12 @@ Results: tests/output/bench/tuning.{json,md} (written after every measurement) a
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import signal
 import sys
 import time
 from pathlib import Path
 
 TOP = Path(__file__).resolve().parents[2]
-OUT_DIR = TOP / "tests" / "output" / "bench"
 TARGET = "target-deep"
 DTYPE = ["--dtype", "float32"]
 EAGER = ["--enforce-eager"]
@@ -50,7 +47,7 @@ K_START = 4
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(TOP / ".build" / "collections"))
 # pylint: disable=wrong-import-position
-from sequential_decisions import bench, criteria, judge, srv_mod  # noqa: E402
+from sequential_decisions import OUT_DIR, bench, criteria, judge, prepare, render, saver, srv_mod  # noqa: E402
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_config import batch_aware_limit  # noqa: E402
 
 
@@ -223,29 +220,14 @@ def main(argv=None) -> int:
     parser.add_argument("--render", metavar="JSON", help="only print the table of an earlier run's JSON report")
     args = parser.parse_args(argv)
     if args.render:
-        report = json.loads(Path(args.render).read_text())
-        print(markdown(report["records"], report["args"]))
-        return 0
-
-    def _interrupt(_signum, _frame):
-        raise KeyboardInterrupt()
-
-    signal.signal(signal.SIGTERM, _interrupt)
-    try:
-        srv_mod.check_testbed(models=(TARGET, "draft-deep-1layer", "draft-deep-tiny"))
-    except srv_mod.TestbedMissing as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    OUT_DIR.mkdir(parents=True, exist_ok=True)
+        return render(args.render, markdown)
+    missing = prepare((TARGET, "draft-deep-1layer", "draft-deep-tiny"))
+    if missing:
+        return missing
     out = Path(args.output)
     records = []
     t_start = time.monotonic()
-
-    def save():
-        report = {"date": time.strftime("%Y-%m-%d %H:%M:%S"), "args": vars(args), "records": records,
-                  "elapsed_s": round(time.monotonic() - t_start, 1)}
-        out.with_suffix(".json").write_text(json.dumps(report, indent=1))
-        out.with_suffix(".md").write_text(markdown(records, vars(args)) + "\n")
+    save = saver(out, args, records, markdown)
 
     for part in args.parts:  # in the order given
         {"k": part_k, "batch": part_batch}[part](args, records, save)
