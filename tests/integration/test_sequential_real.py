@@ -7,10 +7,12 @@ through the ansible CLI: a fixed baseline benchmark on the server without specul
 measured in rounds on the server with --speculative-config (vllm_benchmark's ``sequential`` option,
 the baseline passed in), then speculative_verdict on both.
 
-The pair here is the reject pair, ``target`` + the perfect draft (vllm_baseline / vllm_spec, servers
-shared with test_vllm_benchmark_real.py): a copy of the target as the draft costs more than it
-saves, the change is reverted (reject, or marginal where concurrency 8 does not lose), long before
-the fixed protocol's 240 requests. The accept pair
+The pair here is ``target`` + the random draft (vllm_baseline / vllm_spec_random, servers shared with
+the session): acceptance ~0, so speculation only costs, on any CPU, and the verdict is reject long
+before the fixed protocol's 240 requests. (The test bed's other reject pair, ``target`` + the perfect
+draft, depends on the machine: +14 % at c=1 and -22 % at c=8 on an AVX2 machine, marginal with +15 % /
++2 % and accept with +45 % / +35 % in two runs on a machine with AVX-512 BF16 and AMX; it is measured
+repeatedly by the benchmark script instead.) The accept pair
 (``target-deep`` + its 1-layer draft) is measured sequentially by the role tests, on a real systemd
 host (test_roles.py::test_c8_regression_tries_batch_size_aware_speculation_measured_sequentially),
 and repeatedly by the benchmark script; starting its two servers here as well cost about four
@@ -20,11 +22,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conftest import run_module
 from vllm_testbed import LOG_DIR, SPEC_API_KEY
 # pytest fixtures, used by name as test arguments
 from vllm_testbed import (  # noqa: F401  pylint: disable=unused-import
-    testbed, vllm_baseline, vllm_spec)
+    testbed, vllm_baseline, vllm_spec_random)
 
 BENCH = "jetson_llm.vllm.vllm_benchmark"
 VERDICT = "jetson_llm.vllm.speculative_verdict"
@@ -79,25 +83,26 @@ def check_report(baseline, candidate, verdict):
         assert run["completed"] == measured <= SEQUENTIAL["max_prompts"], (c, run["completed"], measured)
         assert run["failed"] == 0 and len(run["samples"]["tpot_ms"]) == measured
         assert measured % int(SEQUENTIAL["round_prompts"][str(c)]) == 0 or measured == SEQUENTIAL["max_prompts"]
-        # the speculative-decoding counters summed over the rounds of the level
-        assert run["spec_decode"]["acceptance_rate"] > 0.9, run["spec_decode"]
+        # the speculative-decoding counters summed over the rounds of the level: drafts made, hardly any accepted
+        spec = run["spec_decode"]
+        assert spec["drafts"] > 0 and spec["draft_tokens"] >= spec["drafts"], spec
+        assert spec["acceptance_rate"] < 0.3, spec
+        assert spec["acceptance_rate"] == pytest.approx(spec["accepted_tokens"] / spec["draft_tokens"], abs=1e-3), spec
     assert bench["config"]["sequential"]["baseline_prompt_set_id"] == baseline["benchmark"]["config"]["prompt_set_id"]
     settles = "the verdict" if not seq["name_undetermined"] else "the decision"
     assert seq["reason"].startswith("Stopped after round %d: the 95 %% intervals settle %s" % (seq["rounds"], settles))
     assert seq["reason"] in candidate["msg"]
 
 
-def test_sequential_reject_pair(vllm_baseline, vllm_spec):  # noqa: F811  pylint: disable=redefined-outer-name
-    baseline, candidate, verdict = decide("reject", vllm_baseline, vllm_spec, candidate_key=SPEC_API_KEY)
+def test_sequential_reject_pair(vllm_baseline, vllm_spec_random):  # noqa: F811  pylint: disable=redefined-outer-name
+    baseline, candidate, verdict = decide("reject", vllm_baseline, vllm_spec_random, candidate_key=SPEC_API_KEY)
     check_report(baseline, candidate, verdict)
-    # Reverted: reject where concurrency 8 loses (-22 % on the machine the pair was first measured on), marginal
-    # where it does not (a fresh CI machine measured +15 % at c=1 and +2 % at c=8: not enough gain either way).
-    assert verdict["verdict"] in ("reject", "marginal") and verdict["keep"] is False, verdict["reasons"]
-    if verdict["verdict"] == "marginal":
-        assert candidate["benchmark"]["sequential"]["name_undetermined"] in ([], ["regression_c8"])
     assert SPEC_API_KEY not in json.dumps(candidate)
+    assert verdict["verdict"] == "reject" and verdict["keep"] is False, verdict["reasons"]
+    assert verdict["criteria"]["minimum_gain_c1"]["status"] == "not_met", verdict["criteria"]
     # A candidate with another workload than the baseline is refused before any request.
-    wrong = run_module(BENCH, dict(WORKLOAD, endpoint=vllm_spec.url, model=vllm_spec.name, api_key=SPEC_API_KEY,
-                                   seed=12, sequential=dict(SEQUENTIAL, baseline=baseline["benchmark"])))
+    wrong = run_module(BENCH, dict(WORKLOAD, endpoint=vllm_spec_random.url, model=vllm_spec_random.name,
+                                   api_key=SPEC_API_KEY, seed=12,
+                                   sequential=dict(SEQUENTIAL, baseline=baseline["benchmark"])))
     assert wrong.get("failed") is True
     assert "sequential.baseline was measured with seed = 11, this benchmark uses 12" in wrong["msg"]

@@ -91,6 +91,10 @@ def _specs(tb: Testbed):
         "spec": dict(model=str(tb.model("target")), name="target-spec", api_key=SPEC_API_KEY,
                      speculative_config={"method": "draft_model", "model": str(tb.model("draft-perfect")),
                                          "num_speculative_tokens": NUM_SPEC_TOKENS}),
+        # An independent random draft: acceptance ~0, slower than no speculation on any CPU (a sure reject).
+        "spec_random": dict(model=str(tb.model("target")), name="target-random", api_key=SPEC_API_KEY,
+                            speculative_config={"method": "draft_model", "model": str(tb.model("draft-random")),
+                                                "num_speculative_tokens": NUM_SPEC_TOKENS}),
         # Rejected at start-up (~15 s): "Target and draft model should have the same vocabulary size".
         "dead": dict(model=str(tb.model("target")), name="target-dead",
                      speculative_config={"method": "draft_model", "model": str(tb.model("draft-badvocab")),
@@ -98,7 +102,8 @@ def _specs(tb: Testbed):
     }
 
 
-FIXTURE_OF = {"vllm_baseline": "baseline", "vllm_spec": "spec", "vllm_dead_endpoint": "dead"}
+FIXTURE_OF = {"vllm_baseline": "baseline", "vllm_spec": "spec", "vllm_spec_random": "spec_random",
+              "vllm_dead_endpoint": "dead"}
 _servers = {}   # key -> VllmServer (launched)
 _failures = {}  # key -> exception from wait_ready, re-raised for every later user
 _lock = threading.Lock()
@@ -169,6 +174,14 @@ def vllm_baseline(request, testbed):  # pylint: disable=redefined-outer-name
 def vllm_spec(request, testbed):  # pylint: disable=redefined-outer-name
     """Real vLLM serving ``target`` (served name "target-spec") with the perfect draft, K=4, api key SPEC_API_KEY."""
     srv = _server(request, testbed, "spec")
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="session")
+def vllm_spec_random(request, testbed):  # pylint: disable=redefined-outer-name
+    """Real vLLM serving ``target`` (served name "target-random") with the random draft, K=4, api key SPEC_API_KEY."""
+    srv = _server(request, testbed, "spec_random")
     yield srv
     srv.stop()
 
