@@ -10,8 +10,9 @@ Parts (``--parts``):
 
 * ``k``: ``target-deep`` + ``draft-deep-1layer`` (acceptance ~1.0) in float32. The baseline, then
   K = 4 (the role's start on a Thor with this test's setting), 5 and 6 (its two tuning steps by
-  default). The role's rule is applied to the verdicts: a step is kept when the verdict keeps it
-  and its concurrency-1 throughput beats the best so far; the first step that is not better ends
+  default). The role's rules are applied to the verdicts: a step is tried while the best K's
+  acceptance rate at concurrency 1 is above ``--min-acceptance`` (0.6), kept when the verdict keeps
+  it and its concurrency-1 throughput beats the best so far; the first step that is not better ends
   tuning.
 * ``batch``: ``target-deep`` in float32 under ``--max-num-batched-tokens 16 --max-num-seqs 8`` (a
   token budget that fits the baseline's batch of 8 but not 8 speculating requests), for each draft
@@ -108,21 +109,24 @@ def part_k(args, records, save):
     base, wall, started = measure("k-baseline", serve_args(args), None, params, OUT_DIR)
     records.append(record("k", "baseline", None, base, wall, started))
     save()
-    best_k, best_tput, stopped = None, None, None
+    best_k, best_tput, best_acceptance, stopped = None, None, None, None
     for k in range(K_START, K_START + 1 + args.tune_steps):
         spec = {"method": "draft_model", "model": "draft-deep-1layer", "num_speculative_tokens": k}
         cand, wall, started = measure(f"k{k}", serve_args(args), spec, params, OUT_DIR)
         verdict = judge(base, cand, num_speculative_tokens=k)
         tput = level(cand, 1, "throughput_tok_s")
+        if stopped is None and best_k is not None and not (best_acceptance or 0) > args.min_acceptance:
+            # The role tries K + 1 only while the best K's acceptance at c=1 is above the threshold (tune_step.yml).
+            stopped = f"acceptance rate {best_acceptance} at num_speculative_tokens {best_k} is not above {args.min_acceptance}"
         if k == K_START:
             role = "kept (the change itself)" if verdict["keep"] else "not kept: the change is reverted, no tuning"
             if verdict["keep"]:
-                best_k, best_tput = k, tput
+                best_k, best_tput, best_acceptance = k, tput, level(cand, 1, "acceptance_rate")
         elif stopped is None and best_k is not None:
             better = verdict["keep"] and tput > best_tput
             role = f"step {k - K_START}: {'kept' if better else 'not better: tuning stops'}"
             if better:
-                best_k, best_tput = k, tput
+                best_k, best_tput, best_acceptance = k, tput, level(cand, 1, "acceptance_rate")
             else:
                 stopped = f"num_speculative_tokens {k} was not better"
         else:
@@ -149,9 +153,12 @@ def part_batch(args, records, save):
         verdict = judge(base, cand, num_speculative_tokens=K_START)
         trigger = passes_c1_regresses_c8(verdict)
         records.append(record("batch", f"{draft}: planned K={K_START}", planned, cand, wall, started, verdict,
-                              role="batch-size-aware tried" if trigger and n else
-                              "kept or reverted as it is: batch-size-aware not tried"))
+                              role=("batch-size-aware tried" if n else f"batch-size-aware not tried: {limit['reason']}")
+                              if trigger else "kept or reverted as it is: batch-size-aware not tried"))
         save()
+        if n < 1:
+            print(f"[tuning] {draft}: no batch size can turn speculation off: {limit['reason']}", flush=True)
+            continue
         aware = dict(planned, num_speculative_tokens_per_batch_size=[[1, n, K_START], [n + 1, 65536, 0]])
         cand, wall, started = measure(f"batch-{draft}-aware", extra, aware, params, OUT_DIR)
         verdict = judge(base, cand, num_speculative_tokens=K_START)
@@ -161,10 +168,6 @@ def part_batch(args, records, save):
                               else "measured only (the role would not have tried it)"))
         save()
         print(f"[tuning] {draft}: planned trigger {trigger}; batch-size-aware {verdict['verdict']}", flush=True)
-
-
-def _pct(value):
-    return "–" if value is None else f"{value * 100:+.1f} %"
 
 
 def _crit(rec, name):
@@ -211,6 +214,8 @@ def main(argv=None) -> int:
     parser.add_argument("--batch-output-len", type=int, default=32, help="output tokens of the batch-size-aware part")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tune-steps", type=int, default=2, help="K + 1 ... K + steps (the role's default: 2)")
+    parser.add_argument("--min-acceptance", type=float, default=0.6,
+                        help="jetson_spec_tune_min_acceptance: tune only above this acceptance at c=1 (the role's default: 0.6)")
     parser.add_argument("--max-batch", type=int, default=4, help="jetson_spec_batch_aware_max_batch (the role's default: 4)")
     parser.add_argument("--drafts", nargs="+", default=["draft-deep-tiny", "draft-deep-1layer"],
                         choices=["draft-deep-tiny", "draft-deep-1layer"])
