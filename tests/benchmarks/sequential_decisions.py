@@ -17,12 +17,23 @@ two benchmark tasks (the service restart between the phases is the same for both
 not counted). Results: tests/output/bench/sequential_decisions.{json,md}, written after each
 decision.
 
-Pairs:
-  accept: target-deep + draft-deep-1layer (K=4), --dtype float32 (on this AVX2 CPU bfloat16 makes
-          speculation unable to pay, see docs/performance.md); expected verdict accept.
-  reject: target + draft-perfect (K=4), bfloat16: +14 % at c=1, a loss at c=8; expected reject.
+Pairs (K=4):
+  accept: target-deep + draft-deep-1layer, --dtype float32 (on an AVX2 CPU bfloat16 makes speculation unable to
+          pay, see docs/performance.md); chosen as a pair that pays.
+  reject: target + draft-perfect, bfloat16; chosen as a draft too expensive to pay: +14 % at c=1 and a loss at c=8
+          on the AVX2 machines. Its verdict depends on the CPU (on AVX-512 BF16 / AMX it gains more).
+  random: target + draft-random, bfloat16; acceptance 0: a reject on any CPU.
 
-    .venv/bin/python tests/benchmarks/sequential_decisions.py [--pairs accept reject] [--repeats 5] [--fixed 2]
+Which decision is right: a pair's verdict is a property of the machine that measures it, so the script does not
+hard-code one. The reference decision of a pair is ``--expect PAIR=VERDICT`` when given, else the majority
+keep-or-revert decision of the fixed-protocol decisions of this run (the anchor; ``--fixed``, 3 by default), on
+the same servers and the same machine. A tie, or no fixed decision, leaves the pair without a reference, and the
+table says so instead of counting right or wrong. A decision is right when its keep-or-revert decision is the
+reference's (with ``keep_marginal`` false, "marginal" and "reject" both revert, and the sequential mode stops once
+that decision is settled, perhaps before the name is).
+
+    .venv/bin/python tests/benchmarks/sequential_decisions.py [--pairs accept reject random] [--repeats 5] [--fixed 3]
+        [--expect random=reject]
 """
 from __future__ import annotations
 
@@ -48,17 +59,19 @@ from conftest import run_module  # noqa: E402  pylint: disable=wrong-import-posi
 # The test bed's server module (tests/testbed/server.py), loaded once by the fixtures' module.
 from vllm_testbed import testbed_server as srv_mod  # noqa: E402  pylint: disable=wrong-import-position
 
-# name -> (target, draft, dtype, expected verdict)
+# name -> (target, draft, dtype)
 PAIRS = {
-    "accept": ("target-deep", "draft-deep-1layer", "float32", "accept"),
-    "reject": ("target", "draft-perfect", "bfloat16", "reject"),
+    "accept": ("target-deep", "draft-deep-1layer", "float32"),
+    "reject": ("target", "draft-perfect", "bfloat16"),
+    "random": ("target", "draft-random", "bfloat16"),
 }
+VERDICTS = ("accept", "marginal", "reject")
 NUM_SPEC_TOKENS = 4
 
 
 def servers(pair, log_dir):
     """(baseline, candidate) VllmServer objects of a pair (not started). Both serve the same model name."""
-    target, draft, dtype, _expected = PAIRS[pair]
+    target, draft, dtype = PAIRS[pair]
     extra = ["--dtype", dtype]
     base = srv_mod.VllmServer(target, name=target, extra_args=extra, log_path=log_dir / f"vllm-seq-{pair}-baseline.log")
     cand = srv_mod.VllmServer(target, name=target, extra_args=extra, log_path=log_dir / f"vllm-seq-{pair}-candidate.log",
@@ -113,24 +126,49 @@ def decide(protocol, pair, repeat, base_srv, cand_srv, args):
     verdict = judge(baseline, candidate)
     seq = candidate.get("sequential")
     requests = seq["requests"]["total"] if seq else FIXED_REQUESTS
-    record = {"pair": pair, "protocol": protocol, "repeat": repeat, "seed": seed, "expected": PAIRS[pair][3],
+    record = {"pair": pair, "protocol": protocol, "repeat": repeat, "seed": seed,
               "verdict": verdict["verdict"], "keep": verdict["keep"], "determined": verdict["determined"],
-              "undetermined": verdict["undetermined"], "decision_basis": verdict["decision_basis"],
-              "correct": verdict["verdict"] == PAIRS[pair][3], "requests": requests,
+              "undetermined": verdict["undetermined"], "decision_basis": verdict["decision_basis"], "requests": requests,
               "wall_s": round(wall_b + wall_c, 1), "wall_baseline_s": round(wall_b, 1),
               "wall_candidate_s": round(wall_c, 1), "deltas": verdict["deltas"], "criteria": criteria(verdict),
               "reasons": verdict["reasons"], "load1": round(os.getloadavg()[0], 2),
               "time": time.strftime("%H:%M:%S")}
     if seq:
         record.update(rounds=seq["rounds"], stopped=seq["stopped"], sequential_reason=seq["reason"],
-                      sequential_verdict=seq["verdict"], requests_detail=seq["requests"], history=seq["history"])
+                      sequential_verdict=seq["verdict"], name_undetermined=seq.get("name_undetermined", []),
+                      requests_detail=seq["requests"], history=seq["history"])
     return record
 
 
-def render(path, markdown_fn):
-    """Print the table of an earlier run's JSON report (``--render``)."""
+def references(records, expect):
+    """pair -> (keep, how): the reference keep-or-revert decision of every pair in ``records``; keep is None when
+    there is none (no fixed decision, or a tie between them). ``expect`` (pair -> verdict) overrides."""
+    refs = {}
+    for pair in dict.fromkeys(r["pair"] for r in records):
+        if pair in expect:
+            refs[pair] = (expect[pair] == "accept", f"--expect {expect[pair]}")
+            continue
+        fixed = [r["keep"] for r in records if r["pair"] == pair and r["protocol"] == "fixed"]
+        keeps = sum(fixed)
+        if not fixed or 2 * keeps == len(fixed):
+            refs[pair] = (None, f"none: fixed decisions keep {keeps} of {len(fixed)}")
+        else:
+            keep = 2 * keeps > len(fixed)
+            refs[pair] = (keep, f"{'keep' if keep else 'revert'}: fixed decisions keep {keeps} of {len(fixed)}")
+    return refs
+
+
+def correct(rec, refs):
+    """True / False against the pair's reference decision, None when the pair has none."""
+    keep = refs[rec["pair"]][0]
+    return None if keep is None else rec["keep"] == keep
+
+
+def render(path, markdown_fn, **overrides):
+    """Print the table of an earlier run's JSON report (``--render``); ``overrides`` that are not None replace its
+    arguments."""
     report = json.loads(Path(path).read_text())
-    print(markdown_fn(report["records"], report["args"]))
+    print(markdown_fn(report["records"], dict(report["args"], **{k: v for k, v in overrides.items() if v is not None})))
     return 0
 
 
@@ -166,16 +204,31 @@ def _median(values):
     return statistics.median(values) if values else None
 
 
+def parse_expect(items):
+    """``PAIR=VERDICT`` strings -> {pair: verdict}; raises ValueError naming a bad item."""
+    expect = {}
+    for item in items or ():
+        pair, sep, verdict = item.partition("=")
+        if not sep or pair not in PAIRS or verdict not in VERDICTS:
+            raise ValueError(f"--expect {item!r}: expected PAIR=VERDICT with PAIR one of {sorted(PAIRS)} "
+                             f"and VERDICT one of {list(VERDICTS)}")
+        expect[pair] = verdict
+    return expect
+
+
 def markdown(records, args):
+    refs = references(records, parse_expect(args.get("expect")))
     lines = [f"input {args['input_len']} / output {args['output_len']} tokens, random prompts (seed = 1000 + repeat), "
              f"temperature 0, ignore_eos, concurrency 1 and 8. Sequential: baseline {args['warmup']} warm-up + "
              f"{args['baseline_prompts']} measured per level; candidate {args['warmup']} warm-up per level, rounds of "
              f"{args['round1']} (c=1) / {args['round8']} (c=8), at most {args['max_prompts']} per level. Fixed: "
              f"{FIXED['warmup_prompts']} warm-up + {FIXED['num_prompts']} measured per phase and level "
-             f"({FIXED_REQUESTS} requests). Requests include every warm-up; wall time = the two benchmark tasks.", "",
-             "| pair | protocol | repeat | verdict (expected) | determined | rounds | requests | wall time (s) "
+             f"({FIXED_REQUESTS} requests). Requests include every warm-up; wall time = the two benchmark tasks. "
+             "Reference decision of each pair: " + "; ".join(f"{pair} {how}" for pair, (_keep, how) in refs.items())
+             + ".", "",
+             "| pair | protocol | # | verdict | decision | right | determined | rounds | requests | wall time (s) "
              "| gain c=1 [95 % interval] | TPOT reduction c=1 [95 % interval] | change c=8 [95 % interval] |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
     def crit(rec, name):
         entry = rec["criteria"].get(name)
@@ -183,20 +236,25 @@ def markdown(records, args):
             return "–"
         iv = entry["interval"]
         return f"{entry['point'] * 100:+.1f} %" + (f" [{iv[0] * 100:+.1f}, {iv[1] * 100:+.1f}]" if iv else "")
+
+    def right(rec):
+        return {None: "–", True: "yes", False: "**WRONG**"}[correct(rec, refs)]
     for rec in records:
-        lines.append(f"| {rec['pair']} | {rec['protocol']} | {rec['repeat']} | {rec['verdict']} ({rec['expected']})"
-                     f"{'' if rec['correct'] else ' **WRONG**'} | {'yes' if rec['determined'] else 'no'} "
+        name = rec["verdict"] + (" (name open)" if rec.get("name_undetermined") else "")
+        lines.append(f"| {rec['pair']} | {rec['protocol']} | {rec['repeat']} | {name} "
+                     f"| {'keep' if rec['keep'] else 'revert'} | {right(rec)} | {'yes' if rec['determined'] else 'no'} "
                      f"| {rec.get('rounds', '–')} | {rec['requests']} | {rec['wall_s']:.0f} "
                      f"| {crit(rec, 'throughput_gain_c1')} | {crit(rec, 'tpot_reduction_c1')} | {crit(rec, 'regression_c8')} |")
-    lines += ["", "| pair | protocol | decisions | wrong verdicts | undetermined | median requests (min-max) "
-                  "| median requests / 240 | median wall time (s) |", "|---|---|---|---|---|---|---|---|"]
+    lines += ["", "| pair | protocol | decisions | keep | wrong decisions | undetermined | median requests (min-max) "
+                  "| median requests / 240 | median wall time (s) |", "|---|---|---|---|---|---|---|---|---|"]
     for pair in PAIRS:
         for protocol in ("sequential", "fixed"):
             group = [r for r in records if r["pair"] == pair and r["protocol"] == protocol]
             if not group:
                 continue
             reqs = [r["requests"] for r in group]
-            lines.append(f"| {pair} | {protocol} | {len(group)} | {sum(not r['correct'] for r in group)} "
+            wrong = "–" if refs[pair][0] is None else sum(correct(r, refs) is False for r in group)
+            lines.append(f"| {pair} | {protocol} | {len(group)} | {sum(r['keep'] for r in group)} | {wrong} "
                          f"| {sum(not r['determined'] for r in group)} | {_median(reqs):.0f} ({min(reqs)}-{max(reqs)}) "
                          f"| {_median(reqs) / FIXED_REQUESTS * 100:.0f} % | {_median([r['wall_s'] for r in group]):.0f} |")
     return "\n".join(lines)
@@ -206,7 +264,10 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--pairs", nargs="+", default=list(PAIRS), choices=sorted(PAIRS))
     parser.add_argument("--repeats", type=int, default=5, help="sequential decisions per pair")
-    parser.add_argument("--fixed", type=int, default=2, help="fixed-protocol decisions per pair")
+    parser.add_argument("--fixed", type=int, default=3,
+                        help="fixed-protocol decisions per pair (their majority is the pair's reference decision)")
+    parser.add_argument("--expect", nargs="+", metavar="PAIR=VERDICT",
+                        help="a pair's reference verdict, instead of the fixed decisions' majority")
     parser.add_argument("--input-len", type=int, default=128)
     parser.add_argument("--output-len", type=int, default=128)
     parser.add_argument("--baseline-prompts", type=int, default=24)
@@ -222,9 +283,13 @@ def main(argv=None) -> int:
     parser.add_argument("--output", default=str(OUT_DIR / "sequential_decisions"), help="path without extension")
     parser.add_argument("--render", metavar="JSON", help="only print the table of an earlier run's JSON report")
     args = parser.parse_args(argv)
+    try:
+        parse_expect(args.expect)
+    except ValueError as exc:
+        parser.error(str(exc))
     if args.render:
-        return render(args.render, markdown)
-    missing = prepare(("target", "draft-perfect", "target-deep", "draft-deep-1layer"))
+        return render(args.render, markdown, expect=args.expect)
+    missing = prepare(tuple(dict.fromkeys(model for pair in args.pairs for model in PAIRS[pair][:2])))
     if missing:
         return missing
     out = Path(args.output)
@@ -259,7 +324,7 @@ def main(argv=None) -> int:
                 rec = decide(protocol, pair, repeat, base_srv, cand_srv, args)
                 records.append(rec)
                 save()
-                print(f"[seq] {pair} {protocol} #{repeat}: {rec['verdict']} (expected {rec['expected']}), "
+                print(f"[seq] {pair} {protocol} #{repeat}: {rec['verdict']} ({'keep' if rec['keep'] else 'revert'}), "
                       f"determined {rec['determined']}, {rec['requests']} requests, rounds {rec.get('rounds', '-')}, "
                       f"{rec['wall_s']:.0f} s; deltas {rec['deltas']}", flush=True)
         finally:
