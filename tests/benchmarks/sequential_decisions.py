@@ -22,6 +22,9 @@ Pairs (K=4):
           pay, see docs/performance.md); chosen as a pair that pays.
   reject: target + draft-perfect, bfloat16; chosen as a draft too expensive to pay: +14 % at c=1 and a loss at c=8
           on the AVX2 machines. Its verdict depends on the CPU (on AVX-512 BF16 / AMX it gains more).
+  heavy:  target + draft-heavy, bfloat16; the target's weights and 28 identity layers: acceptance ~1.0 at 8 times
+          the target's depth, too expensive to pay on any CPU (the reject pair whose verdict does not depend on
+          the machine).
   random: target + draft-random, bfloat16; acceptance 0: a reject on any CPU.
 
 Which decision is right: a pair's verdict is a property of the machine that measures it, so the script does not
@@ -32,7 +35,7 @@ table says so instead of counting right or wrong. A decision is right when its k
 reference's (with ``keep_marginal`` false, "marginal" and "reject" both revert, and the sequential mode stops once
 that decision is settled, perhaps before the name is).
 
-    .venv/bin/python tests/benchmarks/sequential_decisions.py [--pairs accept reject random] [--repeats 5] [--fixed 3]
+    .venv/bin/python tests/benchmarks/sequential_decisions.py [--pairs accept reject heavy random] [--repeats 5] [--fixed 3]
         [--expect random=reject]
 """
 from __future__ import annotations
@@ -63,6 +66,7 @@ from vllm_testbed import testbed_server as srv_mod  # noqa: E402  pylint: disabl
 PAIRS = {
     "accept": ("target-deep", "draft-deep-1layer", "float32"),
     "reject": ("target", "draft-perfect", "bfloat16"),
+    "heavy": ("target", "draft-heavy", "bfloat16"),
     "random": ("target", "draft-random", "bfloat16"),
 }
 VERDICTS = ("accept", "marginal", "reject")
@@ -260,6 +264,17 @@ def markdown(records, args):
     return "\n".join(lines)
 
 
+def deadline_of(text):
+    """``HH:MM`` -> the epoch seconds of its next occurrence (today, or tomorrow when it has passed)."""
+    try:
+        wanted = time.strptime(text, "%H:%M")
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a time HH:MM") from None
+    now = time.localtime()
+    at = time.mktime((now.tm_year, now.tm_mon, now.tm_mday, wanted.tm_hour, wanted.tm_min, 0, 0, 0, -1))
+    return at if at > time.time() else at + 86400
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--pairs", nargs="+", default=list(PAIRS), choices=sorted(PAIRS))
@@ -279,7 +294,8 @@ def main(argv=None) -> int:
                         help="number of the first decision (the seed is 1000 + its number): continue an earlier run with fresh prompts")
     parser.add_argument("--fixed-last", action="store_true", help="the fixed-protocol decisions after the sequential ones")
     parser.add_argument("--merge", metavar="JSON", help="start from the records of an earlier run (same arguments) and add to them")
-    parser.add_argument("--deadline", metavar="HH:MM", help="start no decision after this local time")
+    parser.add_argument("--deadline", metavar="HH:MM", type=deadline_of,
+                        help="start no decision after this local time (its next occurrence: 00:30 at 23:00 is tomorrow)")
     parser.add_argument("--output", default=str(OUT_DIR / "sequential_decisions"), help="path without extension")
     parser.add_argument("--render", metavar="JSON", help="only print the table of an earlier run's JSON report")
     args = parser.parse_args(argv)
@@ -298,7 +314,7 @@ def main(argv=None) -> int:
     save = saver(out, args, records, markdown)
 
     def too_late():
-        return bool(args.deadline) and time.strftime("%H:%M") >= args.deadline
+        return args.deadline is not None and time.time() >= args.deadline
 
     for pair in args.pairs:
         if too_late():
@@ -319,7 +335,8 @@ def main(argv=None) -> int:
                 plan.insert(at, ("fixed", first + args.repeats + k))
             for protocol, repeat in plan:
                 if too_late():
-                    print(f"[seq] deadline {args.deadline} reached: no more decisions", flush=True)
+                    print(f"[seq] deadline {time.strftime('%H:%M', time.localtime(args.deadline))} reached: "
+                          "no more decisions", flush=True)
                     break
                 rec = decide(protocol, pair, repeat, base_srv, cand_srv, args)
                 records.append(rec)

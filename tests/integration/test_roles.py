@@ -13,7 +13,8 @@ operator runs it (tests/integration/playbooks/roles/speculate.yml), with a short
 role's defaults). The scenarios share three hosts and run in file order:
 
   thor-accept  (Thor T5000, target-deep)  accept with draft-deep-1layer; idempotent re-run
-  orin-reject  (AGX Orin 64GB, R36, target) reject with draft-perfect (too little gain, c=8 loss);
+  orin-reject  (AGX Orin 64GB, R36, target) reject with draft-heavy (acceptance ~1.0, but 8 times the
+                                          target's depth: too expensive on any CPU);
                                           refusals (Orin Nano identity, concurrency 8);
                                           JetPack upgrade 6.2.1 -> 7.2.1 (L4T R36 -> R39): re-verified
   thor-faults  (Thor T5000, target)       draft-badvocab (rejected at start-up); out of memory at
@@ -375,7 +376,7 @@ def test_check_mode_shows_the_planned_unit_and_changes_nothing(fleet):
     unit_before = fleet.sha("orin-reject", UNIT)
     pid = fleet.main_pid("orin-reject")
     _rc, out = fleet.play("orin-reject", check=True,
-                          extra={"jetson_spec_draft_model": str(MODELS / "draft-perfect")})
+                          extra={"jetson_spec_draft_model": str(MODELS / "draft-heavy")})
     assert '+    "--speculative-config" \\' in out, "check mode did not show the planned unit diff"
     assert fleet.sha("orin-reject", UNIT) == unit_before
     assert fleet.main_pid("orin-reject") == pid
@@ -385,10 +386,13 @@ def test_check_mode_shows_the_planned_unit_and_changes_nothing(fleet):
 # --- reject ------------------------------------------------------------------------------------------
 def test_reject_restores_the_unit_byte_for_byte_and_serves_again(fleet):
     unit_before = fleet.read("orin-reject", UNIT)
-    _rc, _out = fleet.play("orin-reject", extra={"jetson_spec_draft_model": str(MODELS / "draft-perfect")})
+    # draft-heavy, not draft-perfect: a copy of the target gains 5 to 40 % at c=1 on an AVX-512 BF16 / AMX CPU,
+    # around the 30 % bar (docs/performance.md), so its verdict depends on the machine; this one is a reject anywhere.
+    _rc, _out = fleet.play("orin-reject", extra={"jetson_spec_draft_model": str(MODELS / "draft-heavy")})
     fact = fleet.fact("orin-reject")
     assert fact["status"] == "reverted", fact["reasons"]
-    assert fact["verdict"] in ("reject", "marginal")
+    assert fact["verdict"] == "reject", fact["reasons"]
+    assert fact["deltas"]["acceptance_rate"] > 0.9, "the draft is exact: reverted for its cost, not its acceptance"
     assert fleet.read("orin-reject", UNIT) == unit_before
     assert "speculative-config" not in fleet.cmdline("orin-reject")
     assert healthy("orin-reject")
@@ -423,7 +427,7 @@ def test_jetpack_upgrade_is_re_verified(fleet):
     assert release.read_text().startswith("# R36 ")
     # The upgrade: JetPack 7.2.1's release file (L4T R39) replaces JetPack 6's.
     release.write_bytes((nspawn.FIXTURES / "orin-agx-r39" / "etc" / "nv_tegra_release").read_bytes())
-    _rc, out = fleet.play("orin-reject", extra={"jetson_spec_draft_model": str(MODELS / "draft-perfect")})
+    _rc, out = fleet.play("orin-reject", extra={"jetson_spec_draft_model": str(MODELS / "draft-heavy")})
     after = fleet.fact("orin-reject")
     assert before["jetson"]["l4t"].startswith("36.") and after["jetson"]["l4t"] == "39.2.1"
     assert before["jetson"]["jetpack"].startswith("6.") and after["jetson"]["jetpack"] == "7.2.1"

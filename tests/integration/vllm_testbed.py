@@ -59,7 +59,7 @@ TestbedMissing = testbed_server.TestbedMissing
 http_get = testbed_server.http_get
 
 ALL_MODELS = ("tokenizer", "target", "draft-perfect", "draft-random", "draft-badvocab", "target-deep",
-              "draft-deep-1layer", "draft-deep-tiny")
+              "draft-deep-1layer", "draft-deep-tiny", "draft-heavy")
 # A fixed, recognisable key: tests assert it never appears in any output.
 SPEC_API_KEY = "tb-key-7Qv3Zk9Lm2Xw"
 NUM_SPEC_TOKENS = 4

@@ -23,6 +23,10 @@ Writes under ``$TESTBED/models`` (``TESTBED=${JETSON_LLM_TESTBED:-/var/cache/jet
                        (4 heads of 64, MLP 64; zeroed o_proj/down_proj, the target's KV-cache
                        shape): the same greedy output at about 2 % of the target's weights, the cost
                        ratio of an EAGLE-3 head on a Jetson-sized target
+``draft-heavy``        ``target``'s weights and 4 layers followed by 28 identity layers (zeroed
+                       o_proj/down_proj): the same greedy output (acceptance ~1.0) at 8 times
+                       the target's depth, a draft too expensive to pay on any CPU (a REJECT pair
+                       whose verdict does not depend on the machine, unlike ``draft-perfect``)
 
 Idempotent: each model directory holds ``.recipe.json``; a model whose recipe (and the recipe of
 what it derives from) is unchanged is not generated again. Everything is seeded, so the same
@@ -147,7 +151,8 @@ TINY_LAYER = {"num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_h
 # "identity": random, then zero o_proj/down_proj of every layer (each layer adds exactly 0);
 # "first-layer": the source's embeddings, layer 0, final norm and lm_head;
 # "narrow-layer": the source's embeddings, final norm and lm_head around one fresh identity layer of
-# the shape "layer" (exact only for an "identity" source).
+# the shape "layer" (exact only for an "identity" source);
+# "padded": the source's every tensor, then "extra_layers" identity layers of its shape.
 MODELS = {
     "target": {"kind": "random", "tokenizer": "tokenizer", "shape": SMALL, "seed": 1234},
     "draft-perfect": {"kind": "copy", "source": "target"},
@@ -156,6 +161,7 @@ MODELS = {
     "target-deep": {"kind": "identity", "tokenizer": "tokenizer", "shape": DEEP, "seed": 2024},
     "draft-deep-1layer": {"kind": "first-layer", "source": "target-deep"},
     "draft-deep-tiny": {"kind": "narrow-layer", "source": "target-deep", "layer": TINY_LAYER, "seed": 7},
+    "draft-heavy": {"kind": "padded", "source": "target", "extra_layers": 28, "seed": 11},
 }
 
 
@@ -285,6 +291,20 @@ def build_model(name: str, models_dir: Path, out: Path) -> None:
             raise SystemExit(f"{name}: tensors that do not fit {spec['source']}: missing {missing}, extra {unexpected}")
         save_model(draft, models_dir / spec["source"], out)
         return
+    if kind == "padded":
+        from transformers import LlamaForCausalLM
+
+        src = LlamaForCausalLM.from_pretrained(str(models_dir / spec["source"]), torch_dtype=torch.bfloat16)
+        depth = src.config.num_hidden_layers
+        shape = {k: getattr(src.config, k) for k in SMALL}
+        shape["num_hidden_layers"] = depth + spec["extra_layers"]
+        draft = random_model(shape, src.config.vocab_size, seed=spec["seed"])
+        zero_layer_outputs(draft.model.layers[depth:])
+        missing, unexpected = draft.load_state_dict(src.state_dict(), strict=False)
+        if unexpected or any(not k.startswith("model.layers.") or int(k.split(".")[2]) < depth for k in missing):
+            raise SystemExit(f"{name}: tensors that do not fit {spec['source']}: missing {missing}, extra {unexpected}")
+        save_model(draft, models_dir / spec["source"], out)
+        return
     tok_dir = models_dir / spec["tokenizer"]
     vocab = TOKENIZERS[spec["tokenizer"]]["vocab_size"]
     model = random_model(spec["shape"], vocab, spec["seed"])
@@ -331,7 +351,8 @@ def verify(models_dir: Path) -> None:
     """The pairs must behave as documented: same greedy output for the ACCEPT pairs."""
     prompt = "User: How do I check which power mode my Jetson is running?"
     for target, draft, same in (("target", "draft-perfect", True), ("target-deep", "draft-deep-1layer", True),
-                                ("target-deep", "draft-deep-tiny", True), ("target", "draft-random", False)):
+                                ("target-deep", "draft-deep-tiny", True), ("target", "draft-heavy", True),
+                                ("target", "draft-random", False)):
         a, b = greedy(models_dir / target, prompt), greedy(models_dir / draft, prompt)
         if (a == b) != same:
             raise SystemExit(f"{target} vs {draft}: greedy outputs {'differ' if same else 'agree'} "

@@ -285,7 +285,7 @@ def main(argv=None) -> int:
     if args.cmd == "check":
         try:
             print(check_testbed(models=("target", "draft-perfect", "draft-random", "draft-badvocab",
-                                        "target-deep", "draft-deep-1layer", "draft-deep-tiny")))
+                                        "target-deep", "draft-deep-1layer", "draft-deep-tiny", "draft-heavy")))
         except TestbedMissing as exc:
             print(exc, file=sys.stderr)
             return 1
