@@ -114,7 +114,7 @@ class FakeVLLM:
         self.reset_counters()
         self.completions = []  # parsed request bodies, in arrival order
         # per completion, in arrival order: {'received': t, 'chunks': [(t_written, tokens)], 'prompt': str} with
-        # t = time.perf_counter() just after the request body was read / a token chunk was written
+        # t = time.perf_counter() just after the request line was read / a token chunk was written
         self.timelines = []
         self.connections = 0
         self.completion_connections = 0  # connections that carried at least one completion
@@ -245,6 +245,12 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             with self.sim.lock:
                 self.sim._sockets.discard(self.connection)
+
+    def parse_request(self):
+        # the earliest moment this side can see a request: its first line has just been read
+        # (headers and body parsing, and waiting for the GIL to do it, come after)
+        self.request_line_at = time.perf_counter()
+        return BaseHTTPRequestHandler.parse_request(self)
 
     def log_message(self, *args):  # quiet
         pass
@@ -398,7 +404,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _completions(self, body):
         sim = self.sim
-        received = time.perf_counter()
+        received = self.request_line_at
         if not getattr(self, '_counted', False):
             self._counted = True
             with sim.lock:
