@@ -348,7 +348,8 @@ def greedy(model_dir: Path, prompt: str, n: int = 16) -> list:
 
 
 def verify(models_dir: Path) -> None:
-    """The pairs must behave as documented: same greedy output for the ACCEPT pairs."""
+    """The pairs must behave as documented: every exact draft (whether it pays or is too slow to) gives
+    its target's greedy output, the random draft does not, and the bad-vocabulary draft differs in size."""
     prompt = "User: How do I check which power mode my Jetson is running?"
     for target, draft, same in (("target", "draft-perfect", True), ("target-deep", "draft-deep-1layer", True),
                                 ("target-deep", "draft-deep-tiny", True), ("target", "draft-heavy", True),
