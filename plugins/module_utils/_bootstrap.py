@@ -26,6 +26,15 @@ m the smaller): the Student-t and plug-in-variance corrections of a mean of m va
 same simulation that leaves at most 7 % of the intervals excluding "no change", for 3 to 12
 blocks per run. At concurrency 1 a block is one request: the plain bootstrap, not widened.
 
+What no resampling of one baseline phase and one candidate phase can see is a shift of the
+whole machine between the two phases (thermal state, clocks, other load; on the CPU test bed's
+virtual machine two phases of the SAME service differ by 7 to 9 % (SD) at concurrency 1, while the
+bootstrap's standard error is about 2 %). ``phase_shift`` is that shift, as the relative standard
+deviation of an A/A comparison beyond the request-to-request noise, measured on the host
+(tests/benchmarks/aa_probe.py prints it); with_phase_shift adds it to an interval in quadrature,
+on the log scale (a shift multiplies the whole phase). A threshold within z x phase_shift of the
+measured ratio cannot be settled by more requests of the same two phases (shift_bound).
+
 Everything is deterministic: the random generator is seeded from the data (sha256 of the
 samples and the number of resamples), so the same benchmarks always give the same intervals
 and the same verdict (an idempotent decision).
@@ -202,3 +211,37 @@ def ratio_interval(seed, label, baseline, candidate, statistic, resamples, point
         low = max(0.0, measured - wider * (measured - low))
         high = measured + wider * (high - measured)
     return low * scale, high * scale
+
+
+#: Largest phase_shift accepted (a relative standard deviation; 0.5 already spans a factor 2.7 at 95 %).
+MAX_PHASE_SHIFT = 0.5
+
+
+def _z(confidence=CONFIDENCE):
+    return NormalDist().inv_cdf((1.0 + confidence) / 2.0)
+
+
+def with_phase_shift(interval, measured, shift, confidence=CONFIDENCE):
+    """``interval`` (low, high) of a ratio widened for a shift of the machine between the two phases.
+
+    ``shift``: the relative standard deviation of that shift (0: the interval unchanged). On the log scale each
+    side's distance from the ``measured`` ratio is combined in quadrature with z x shift, so the interval keeps
+    its asymmetry and a ratio of 0 stays 0. None stays None.
+    """
+    if interval is None or not shift:
+        return interval
+    margin = _z(confidence) * shift
+    low, high = interval
+    centre = math.log(measured)
+    if low > 0:
+        low = math.exp(centre - math.hypot(max(0.0, centre - math.log(low)), margin))
+    high = math.exp(centre + math.hypot(max(0.0, math.log(high) - centre), margin))
+    return low, high
+
+
+def shift_bound(measured, threshold_ratio, shift, confidence=CONFIDENCE):
+    """True when ``threshold_ratio`` lies within the phase shift's own interval around the ``measured`` ratio:
+    however many requests the two phases had, the interval would still include it."""
+    if not shift or not measured > 0 or not threshold_ratio > 0:
+        return False
+    return abs(math.log(measured) - math.log(threshold_ratio)) < _z(confidence) * shift

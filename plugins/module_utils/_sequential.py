@@ -14,7 +14,10 @@ Stricter than the verdict in one point: an undetermined throughput change at con
 concurrency 8 measuring while it could turn the verdict into a reject; the verdict itself counts it as no
 regression (regression_rule=interval). A criterion without an interval (fewer than 5 requests) never stops it.
 Measuring also stops when the keep-or-revert decision is settled although the verdict's name is not: with
-keep_marginal false, a candidate that can only end marginal or reject is reverted either way.
+keep_marginal false, a candidate that can only end marginal or reject is reverted either way. With a
+``phase_shift`` (the host's shift between two phases, see _bootstrap) it stops as soon as every open
+criterion is shift-bound: its threshold lies within the shift of the measured value, where more requests of
+the same two phases cannot settle it (``stopped: shift``; the verdict then rests on the point estimates).
 
 The HTTP side is a ``runner`` (see run_rounds), so the round logic is tested with known sample streams.
 """
@@ -30,8 +33,8 @@ from ansible_collections.jetson_llm.vllm.plugins.module_utils import _verdict as
 
 #: The verdict options a sequential benchmark passes on (the thresholds of the decision it stops on).
 VERDICT_KEYS = ('min_throughput_gain', 'min_tpot_reduction', 'disable_below_gain', 'c8_tolerance', 'regression_rule',
-                'bootstrap_resamples', 'keep_marginal')
-DEFAULTS = {'max_prompts': 48, 'regression_rule': 'interval', 'keep_marginal': False}
+                'bootstrap_resamples', 'keep_marginal', 'phase_shift')
+DEFAULTS = {'max_prompts': 48, 'regression_rule': 'interval', 'keep_marginal': False, 'phase_shift': None}
 DEFAULTS.update((key, V.VERDICT_DEFAULTS[key]) for key in VERDICT_KEYS if key in V.VERDICT_DEFAULTS)
 KEYS = ('baseline', 'round_prompts', 'max_prompts') + VERDICT_KEYS
 #: Which concurrency level measures which criterion.
@@ -90,6 +93,7 @@ def check_sequential(value, p):
         opts['bootstrap_resamples'] = check_int(
             'sequential.bootstrap_resamples', opts['bootstrap_resamples'], minimum=RESAMPLES_RANGE[0],
             maximum=RESAMPLES_RANGE[1], allowed='an integer from %d to %d' % RESAMPLES_RANGE)
+        opts['phase_shift'] = V.check_phase_shift('sequential.phase_shift', opts['phase_shift'])
     except SpeculativeInputError as exc:
         _fail('%s' % exc)
     budget = _budget_problem('sequential.max_prompts', opts['max_prompts'], concurrency)
@@ -374,19 +378,27 @@ def run_rounds(p, seq, runner, log=None):
             keep, possible = V.keep_of(settled, seq['keep_marginal']), [settled]
         else:
             keep, possible = decision_state(result, seq['regression_rule'], seq['keep_marginal'])
+        bound = [name for name in open_names if result['criteria'][name]['shift_bound']]
         history.append({'round': round_no, 'measured': measured, 'verdict': result['verdict'],
                         'settled': settled, 'open': list(open_names), 'decision': None if keep is None else
-                        ('keep' if keep else 'revert'), 'possible': possible})
+                        ('keep' if keep else 'revert'), 'possible': possible, 'shift_bound': bound})
         if keep is not None:
             stopped = 'determined'
             break
-        needed = sorted(set(CRITERION_LEVEL[name] for name in open_names))
+        if open_names and len(bound) == len(open_names):
+            stopped = 'shift'
+            break
+        needed = sorted(set(CRITERION_LEVEL[name] for name in open_names if name not in bound))
         needed = [c for c in needed if len(state[c].records) < seq['max_prompts']]
         if not needed:
             stopped = 'budget'
             break
     report = _report(p, seq, state, history, stopped, open_names, base, benchmark, failure, verdict_opts)
     return benchmark, report, failure
+
+
+def _pct(value):
+    return '%g %%' % round(value * 100.0, 2)
 
 
 def _report(p, seq, state, history, stopped, open_names, base, benchmark, failure, verdict_opts):
@@ -427,6 +439,15 @@ def _report(p, seq, state, history, stopped, open_names, base, benchmark, failur
     elif stopped == 'determined':
         report['reason'] = ('Stopped after round %d: the 95 %% intervals settle the verdict (%s); %d requests in all '
                             '(candidate measured %s).' % (len(history), final['verdict'], requests['total'], counts))
+    elif stopped == 'shift':
+        shifts = seq['phase_shift']
+        report['reason'] = ('Stopped after round %d: %s %s still undetermined, within the host\'s phase shift of the '
+                            'threshold (phase_shift %s at concurrency 1, %s at concurrency 8): more requests of the same '
+                            'two phases cannot settle %s; the verdict (%s) rests on the point estimates, and its reasons '
+                            'say so. %d requests in all (candidate measured %s).'
+                            % (len(history), ' and '.join(open_names), 'is' if len(open_names) == 1 else 'are',
+                               _pct(shifts['c1']), _pct(shifts['c8']), 'it' if len(open_names) == 1 else 'them',
+                               final['verdict'], requests['total'], counts))
     else:
         deciding = [name for name in open_names if name != 'regression_c8']
         how = []

@@ -10,8 +10,10 @@ or on a regression at concurrency 8; marginal in between. Invalid or failed benc
 
 Noise: with per-request samples (vllm_benchmark's ``runs[].samples``) every criterion gets a
 95 % interval from a percentile bootstrap over requests (_bootstrap) and is met, not_met or
-undetermined; without them the point estimates decide, and the reasons say so. The speed-up is
-explained from the acceptance rate and the TPOT ratio (_speedup).
+undetermined; without them the point estimates decide, and the reasons say so. ``phase_shift`` widens
+every interval for a shift of the whole host between the baseline and candidate phases (measured by an
+A/A comparison; see _bootstrap), and marks the criteria it alone leaves open (``shift_bound``). The
+speed-up is explained from the acceptance rate and the TPOT ratio (_speedup).
 """
 
 from __future__ import (absolute_import, division, print_function)
@@ -22,8 +24,9 @@ import math
 import sys
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._bootstrap import (
-    CONFIDENCE, DEFAULT_RESAMPLES, MAX_REQUESTS, MIN_BLOCKS, MIN_REQUESTS, RESAMPLES_RANGE, block_size, data_seed,
-    min_requests, ratio_interval, resamples_within_budget, throughput_statistic, tpot_p50)
+    CONFIDENCE, DEFAULT_RESAMPLES, MAX_PHASE_SHIFT, MAX_REQUESTS, MIN_BLOCKS, MIN_REQUESTS, RESAMPLES_RANGE, block_size,
+    data_seed, min_requests, ratio_interval, resamples_within_budget, shift_bound, throughput_statistic, tpot_p50,
+    with_phase_shift)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import (
     EPSILON, MAX_NUM_SPECULATIVE_TOKENS, SHOW_LIMIT, SpeculativeInputError, _is_int, _is_number, check_bool,
     check_choice, check_float, check_int, show)
@@ -50,6 +53,8 @@ CRITERIA = ('throughput_gain_c1', 'tpot_reduction_c1', 'minimum_gain_c1', 'regre
 #: The criteria whose undetermined status can leave the verdict open (regression_c8 cannot: under
 #: regression_rule=interval a regression counts only when shown, under "point" it is never undetermined).
 DECIDING = CRITERIA[:3]
+#: phase_shift's keys: the concurrency level each applies to.
+PHASE_SHIFT_LEVELS = {'c1': 1, 'c8': 8}
 
 
 # --------------------------------------------------------------------------------------------
@@ -272,10 +277,10 @@ def _at_least(point, interval, threshold):
 _OPPOSITE = {'met': 'not_met', 'not_met': 'met', 'undetermined': 'undetermined'}
 
 
-def _criterion(point, interval, threshold, status, point_status, basis):
+def _criterion(point, interval, threshold, status, point_status, basis, bound=False):
     return {'status': status, 'point_status': point_status, 'basis': basis, 'point': round(point, 4),
             'interval': None if interval is None else [round(interval[0], 4), round(interval[1], 4)],
-            'threshold': threshold}
+            'threshold': threshold, 'shift_bound': bool(bound and status == 'undetermined')}
 
 
 def _rule(statuses):
@@ -419,7 +424,28 @@ def _intervals(base_runs, cand_runs, levels, point_ratios, opts, warnings):
     return intervals, notes, resamples, seed
 
 
+def check_phase_shift(name, value):
+    """{'c1': float, 'c8': float} from ``value`` (None: no shift; missing keys 0); raises naming the bad value."""
+    if value is None:
+        return {'c1': 0.0, 'c8': 0.0}
+    if not isinstance(value, dict):
+        raise SpeculativeInputError('%s must be a dictionary with c1 and c8 (the relative standard deviation of the '
+                                    'host\'s shift between two phases, e.g. {c1: 0.08, c8: 0.09}); got %s.'
+                                    % (name, show(value)))
+    unknown = sorted('%s' % key for key in value if key not in PHASE_SHIFT_LEVELS)
+    if unknown:
+        raise SpeculativeInputError('%s has unknown key(s) %s; allowed: c1, c8.'
+                                    % (name, ', '.join(show(key) for key in unknown)))
+    shifts = {}
+    for key in sorted(PHASE_SHIFT_LEVELS):
+        given = value.get(key)
+        shifts[key] = 0.0 if given is None else check_float('%s.%s' % (name, key), given, minimum=0.0,
+                                                            maximum=MAX_PHASE_SHIFT)
+    return shifts
+
+
 def _check_new_options(opts):
+    opts['phase_shift'] = check_phase_shift('phase_shift', opts.get('phase_shift'))
     opts['bootstrap_resamples'] = check_int(
         'bootstrap_resamples', opts['bootstrap_resamples'], minimum=RESAMPLES_RANGE[0], maximum=RESAMPLES_RANGE[1],
         allowed='an integer from %d to %d' % RESAMPLES_RANGE)
@@ -438,7 +464,7 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
             high_acceptance_rate=VERDICT_DEFAULTS['high_acceptance_rate'],
             low_acceptance_rate=VERDICT_DEFAULTS['low_acceptance_rate'],
             bootstrap_resamples=VERDICT_DEFAULTS['bootstrap_resamples'], regression_rule='interval',
-            decide_undetermined='point_estimate', num_speculative_tokens=None):
+            decide_undetermined='point_estimate', num_speculative_tokens=None, phase_shift=None):
     """Compare a speculative candidate benchmark with its baseline. See the module documentation.
 
     Returns a dict: verdict, keep, reasons, warnings, deltas, measurements, recommendation, criteria,
@@ -453,7 +479,8 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
     check_bool('keep_marginal', keep_marginal)
     opts.update(_check_new_options({'bootstrap_resamples': bootstrap_resamples, 'regression_rule': regression_rule,
                                     'decide_undetermined': decide_undetermined,
-                                    'num_speculative_tokens': num_speculative_tokens}))
+                                    'num_speculative_tokens': num_speculative_tokens,
+                                    'phase_shift': phase_shift}))
     base = unwrap_benchmark('baseline', baseline)
     cand = unwrap_benchmark('candidate', candidate)
     check_workloads_match(base, cand)
@@ -511,18 +538,30 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
     if change8 is not None:
         point_ratios[('throughput', 8)] = c8 / b8
     ratio_iv, notes, resamples, seed = _intervals(base_runs, cand_runs, levels, point_ratios, opts, warnings)
+    shifts = dict((level, opts['phase_shift'][key]) for key, level in PHASE_SHIFT_LEVELS.items())
+    for key in list(ratio_iv):
+        ratio_iv[key] = with_phase_shift(ratio_iv[key], point_ratios[key], shifts[key[1]])
+    if any(shifts[level] and interval is not None for (_kind, level), interval in ratio_iv.items()):
+        notes.append('The intervals include a shift of the whole host between the baseline and candidate phases '
+                     '(phase_shift: %s, the standard deviation of an A/A comparison beyond the request noise).'
+                     % ', '.join('%s at concurrency %d' % (_pct(shifts[level]), level) for level in levels
+                                 if shifts[level]))
 
     gain_iv = ratio_iv.get(('throughput', 1))
     gain_iv = None if gain_iv is None else (gain_iv[0] - 1.0, gain_iv[1] - 1.0)
     tpot_iv = ratio_iv.get(('tpot', 1))
     reduction_iv = None if tpot_iv is None else (1.0 - tpot_iv[1], 1.0 - tpot_iv[0])
     criteria = {}
-    for name, point, interval, threshold in (
-            ('throughput_gain_c1', gain, gain_iv, opts['min_throughput_gain']),
-            ('tpot_reduction_c1', reduction, reduction_iv, opts['min_tpot_reduction']),
-            ('minimum_gain_c1', gain, gain_iv, opts['disable_below_gain'])):
+    for name, point, interval, threshold, ratio, threshold_ratio in (
+            ('throughput_gain_c1', gain, gain_iv, opts['min_throughput_gain'], point_ratios[('throughput', 1)],
+             1.0 + opts['min_throughput_gain']),
+            ('tpot_reduction_c1', reduction, reduction_iv, opts['min_tpot_reduction'], point_ratios[('tpot', 1)],
+             1.0 - opts['min_tpot_reduction']),
+            ('minimum_gain_c1', gain, gain_iv, opts['disable_below_gain'], point_ratios[('throughput', 1)],
+             1.0 + opts['disable_below_gain'])):
         criteria[name] = _criterion(point, interval, threshold, _at_least(point, interval, threshold),
-                                    _at_least(point, None, threshold), 'point_estimate' if interval is None else 'interval')
+                                    _at_least(point, None, threshold), 'point_estimate' if interval is None else 'interval',
+                                    interval is not None and shift_bound(ratio, threshold_ratio, shifts[1]))
     change8_iv = None
     if change8 is not None:
         change8_iv = ratio_iv.get(('throughput', 8))
@@ -533,7 +572,8 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
             criteria['regression_c8'] = _criterion(change8, change8_iv, limit, point_status, point_status, 'point_estimate')
         else:
             criteria['regression_c8'] = _criterion(change8, change8_iv, limit, _OPPOSITE[_at_least(change8, change8_iv, limit)],
-                                                   point_status, 'interval')
+                                                   point_status, 'interval',
+                                                   shift_bound(c8 / b8, 1.0 + limit, shifts[HIGH_CONCURRENCY]))
 
     # --- the decision ---------------------------------------------------------------------------
     statuses = dict((name, entry['status']) for name, entry in criteria.items())
@@ -584,12 +624,17 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
         words, signed = CRITERION_WORDS[name]
         entry = criteria[name]
         fmt = _signed if signed else _pct
-        reasons.append('Undetermined: the 95 %% interval of %s (%s to %s) includes the %s threshold (point estimate %s).'
+        reasons.append('Undetermined: the 95 %% interval of %s (%s to %s) includes the %s threshold (point estimate %s)%s.'
                        % (words, fmt(entry['interval'][0]), fmt(entry['interval'][1]), _pct(entry['threshold']),
-                          fmt(entry['point'])))
+                          fmt(entry['point']),
+                          '; the host\'s phase shift alone covers the threshold, so more requests of the same two '
+                          'phases would not settle it' if entry['shift_bound'] else ''))
     if open_names and result != 'undetermined':
-        reasons.append('Decided on the point estimates, as decide_undetermined=point_estimate asks; more measured requests '
-                       '(num_prompts) would narrow the intervals.')
+        reasons.append('Decided on the point estimates, as decide_undetermined=point_estimate asks; %s.'
+                       % ('more measured requests (num_prompts) would narrow the intervals'
+                          if not all(criteria[name]['shift_bound'] for name in open_names) else
+                          'only a new pair of phases could narrow the intervals (decide_undetermined=undetermined '
+                          'reverts such a change instead of keeping it on its point estimates)'))
     explanation = _explanation(opts, c1, acceptance, c_tpot / b_tpot, warnings)
     if acceptance is not None:
         reasons.append(explanation['text'])
@@ -646,7 +691,8 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
         'point_estimate_verdict': point_verdict,
         'bootstrap': {'method': 'percentile bootstrap over requests; whole waves above concurrency 1', 'confidence': CONFIDENCE,
                       'resamples': resamples if any(ratio_iv.values()) else None,
-                      'seed': seed[:16] if any(ratio_iv.values()) else None},
+                      'seed': seed[:16] if any(ratio_iv.values()) else None,
+                      'phase_shift': dict(opts['phase_shift'])},
         'explanation': explanation,
     }
 

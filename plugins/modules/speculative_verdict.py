@@ -152,6 +152,27 @@ options:
     type: str
     choices: [point_estimate, undetermined]
     default: point_estimate
+  phase_shift:
+    description:
+      - How much the whole host's speed shifts between two phases of the same service, beyond the request-to-request
+        noise the bootstrap sees, as a relative standard deviation per concurrency level (C(c1) for throughput and
+        TPOT at concurrency 1, C(c8) for throughput at concurrency 8); from 0 to 0.5 each.
+      - Every interval is widened for it (on the log scale, in quadrature with the bootstrap's half-width), and a
+        criterion whose threshold lies within 1.96 x the shift of the measured ratio is RV(criteria.shift_bound), as
+        more requests of the same two phases cannot settle it.
+      - Measure it with an A/A comparison (two phases of the same service judged by this module,
+        C(tests/benchmarks/aa_probe.py) prints the value). On the CPU test bed's virtual machine it is about 0.08 at
+        both levels; 0 (the default) trusts the bootstrap alone, as a quiet dedicated device may.
+    type: dict
+    suboptions:
+      c1:
+        description: The shift at concurrency 1.
+        type: float
+        default: 0.0
+      c8:
+        description: The shift at concurrency 8.
+        type: float
+        default: 0.0
   num_speculative_tokens:
     description:
       - K, the draft tokens per step of the candidate, for RV(explanation); an integer from 1 to 16.
@@ -322,8 +343,13 @@ criteria:
     threshold:
       description: The threshold the criterion compares with (C(regression_c8) compares with -O(c8_tolerance)).
       type: float
+    shift_bound:
+      description:
+        - True when the criterion is V(undetermined) and O(phase_shift) alone covers its threshold, so that more
+          requests of the same two phases would not settle it; false otherwise (always false without O(phase_shift)).
+      type: bool
   sample: {"throughput_gain_c1": {"status": "met", "point_status": "met", "basis": "interval", "point": 0.3636,
-                                  "interval": [0.3381, 0.3896], "threshold": 0.3}}
+                                  "interval": [0.3381, 0.3896], "threshold": 0.3, "shift_bound": false}}
 determined:
   description:
     - False when undetermined criteria leave the verdict open (see RV(undetermined)).
@@ -368,7 +394,11 @@ bootstrap:
     seed:
       description: The start of the seed derived from the data (the same data give the same seed); null without intervals.
       type: str
-  sample: {"method": "percentile bootstrap over requests; whole waves above concurrency 1", "confidence": 0.95, "resamples": 2000, "seed": "30dc202a5248c623"}
+    phase_shift:
+      description: The O(phase_shift) the intervals include, C(c1) and C(c8) (0 for none).
+      type: dict
+  sample: {"method": "percentile bootstrap over requests; whole waves above concurrency 1", "confidence": 0.95, "resamples": 2000,
+           "seed": "30dc202a5248c623", "phase_shift": {"c1": 0.0, "c8": 0.0}}
 explanation:
   description:
     - Why the speed-up is what it is, from the candidate's concurrency-1 acceptance rate, K and the TPOT ratio (see the
@@ -433,6 +463,8 @@ def main():
         regression_rule=dict(type='str', default='interval', choices=list(REGRESSION_RULES)),
         decide_undetermined=dict(type='str', default='point_estimate', choices=list(DECIDE_UNDETERMINED)),
         num_speculative_tokens=dict(type='int', no_log=False),
+        phase_shift=dict(type='dict', options=dict(c1=dict(type='float', default=0.0),
+                                                   c8=dict(type='float', default=0.0))),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     try:

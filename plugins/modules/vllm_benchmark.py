@@ -207,6 +207,22 @@ options:
             a candidate that can only end V(marginal) or V(reject) is reverted either way.
         type: bool
         default: false
+      phase_shift:
+        description:
+          - As in M(jetson_llm.vllm.speculative_verdict) (the host's shift between two phases, C(c1) and C(c8)).
+          - Measuring also stops when every open criterion is shift-bound (its threshold within the shift of the measured
+            value, where more requests of the same two phases cannot settle it), with
+            RV(benchmark.sequential.stopped=shift).
+        type: dict
+        suboptions:
+          c1:
+            description: The shift at concurrency 1.
+            type: float
+            default: 0.0
+          c8:
+            description: The shift at concurrency 8.
+            type: float
+            default: 0.0
 attributes:
   check_mode:
     support: full
@@ -603,7 +619,8 @@ benchmark:
         stopped:
           description:
             - V(determined) (the intervals settle the verdict, or at least whether it keeps the change), V(budget)
-              (O(sequential.max_prompts) spent) or V(failed).
+              (O(sequential.max_prompts) spent), V(shift) (every open criterion is within O(sequential.phase_shift) of
+              its threshold) or V(failed).
           type: str
         reason:
           description: Why it stopped, as a sentence with the request counts.
@@ -616,12 +633,14 @@ benchmark:
         history:
           description:
             - Per round, the requests measured per level, the interim verdict, the settled verdict (or null), the open criteria,
-              the settled decision (C(keep), C(revert) or null) and the verdicts still possible.
+              the settled decision (C(keep), C(revert) or null), the verdicts still possible and the open criteria that
+              are shift-bound (C(shift_bound)).
           type: list
           elements: dict
         verdict:
           description:
-            - The verdict on what was measured (decided on point estimates for the open criteria when the budget stopped it);
+            - The verdict on what was measured (decided on point estimates for the open criteria when the budget or the
+              phase shift stopped it);
               null when it failed. M(jetson_llm.vllm.speculative_verdict) on the same benchmarks gives the same.
           type: str
         keep:
@@ -813,6 +832,8 @@ def argument_spec():
             regression_rule=dict(type='str', default='interval', choices=list(REGRESSION_RULES)),
             keep_marginal=dict(type='bool', default=False),
             bootstrap_resamples=dict(type='int', default=SEQUENTIAL_DEFAULTS['bootstrap_resamples']),
+            phase_shift=dict(type='dict', options=dict(c1=dict(type='float', default=0.0),
+                                                       c8=dict(type='float', default=0.0))),
         )),
     )
     return spec

@@ -11,7 +11,10 @@ Nothing changed between A and B, so the true change is zero: a 95 % interval of 
 change should exclude zero in about 5 % of the comparisons. A higher share means the machine's
 speed shifts between phases by more than the request-to-request noise the bootstrap sees (the
 intervals assume a stationary machine), and the script reports how much: the spread of the A/A
-point estimates, which is the smallest difference between two phases that this machine can show.
+point estimates, which is the smallest difference between two phases that this machine can show,
+and the ``phase_shift`` that calibrates the verdict's intervals on it (speculative_verdict's option,
+the role's ``jetson_spec_phase_shift``): the part of the A/A spread the bootstrap does not see,
+sqrt(mean(log ratio^2) - mean(bootstrap standard error^2)), per level.
 
     .venv/bin/python tests/benchmarks/aa_probe.py [--model target] [--dtype bfloat16] [--repeats 12]
 
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import time
@@ -59,6 +63,35 @@ def compare(repeat, server_a, server_b, args):
             "tpot_c1": {"a": tpot_c1(phase_a), "b": tpot_c1(phase_b)}}
 
 
+#: criterion -> (level key, sign): the ratio candidate / baseline is 1 + sign x the criterion's value.
+RATIO_OF = {"throughput_gain_c1": ("c1", 1), "tpot_reduction_c1": ("c1", -1), "regression_c8": ("c8", 1)}
+Z95 = 1.959963984540054
+
+
+def phase_shift(records):
+    """{'c1': x, 'c8': y} (rounded up to 0.01) and, per criterion, (RMS log ratio, RMS standard error, excess)."""
+    detail, shift = {}, {"c1": 0.0, "c8": 0.0}
+    for name, (level, sign) in RATIO_OF.items():
+        logs, errors = [], []
+        for rec in records:
+            entry = rec["changes"].get(name)
+            if not entry or not entry["interval"]:
+                continue
+            bounds = sorted(1 + sign * value for value in entry["interval"])
+            if bounds[0] <= 0 or 1 + sign * entry["point"] <= 0:
+                continue
+            logs.append(math.log(1 + sign * entry["point"]))
+            errors.append((math.log(bounds[1]) - math.log(bounds[0])) / (2 * Z95))
+        if not logs:
+            continue
+        rms = math.sqrt(statistics.mean(v * v for v in logs))
+        se = math.sqrt(statistics.mean(e * e for e in errors))
+        excess = math.sqrt(max(0.0, rms * rms - se * se))
+        detail[name] = (rms, se, excess)
+        shift[level] = max(shift[level], math.ceil(excess * 100) / 100)
+    return shift, detail
+
+
 def tpot_c1(benchmark):
     run = next(r for r in benchmark["runs"] if r["concurrency"] == 1)
     return run["samples"]["tpot_ms"]
@@ -95,6 +128,13 @@ def markdown(records, args):
         means = [f"{statistics.mean(group) * 100:+.1f} %" if group else "–" for group in by_first]
         lines.append(f"| {label} | {len(points)} | {excl} ({excl / len(points) * 100:.0f} %) | {sd:.1f} points "
                      f"| {min(points) * 100:+.1f} % | {max(points) * 100:+.1f} % | {means[0]} | {means[1]} |")
+    shift, detail = phase_shift(records)
+    lines += ["", "| change | RMS of the A/A changes (log) | RMS bootstrap standard error | shift beyond the bootstrap |",
+              "|---|---|---|---|"]
+    for name, (rms, se, excess) in detail.items():
+        lines.append(f"| {CHANGES[name]} | {rms * 100:.1f} % | {se * 100:.1f} % | {excess * 100:.1f} % |")
+    lines += ["", f"phase_shift for this machine: c1 {shift['c1']:.2f}, c8 {shift['c8']:.2f} "
+                  f"(jetson_spec_phase_shift: {{c1: {shift['c1']:.2f}, c8: {shift['c8']:.2f}}})"]
     return "\n".join(lines)
 
 

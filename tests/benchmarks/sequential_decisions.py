@@ -35,8 +35,13 @@ table says so instead of counting right or wrong. A decision is right when its k
 reference's (with ``keep_marginal`` false, "marginal" and "reject" both revert, and the sequential mode stops once
 that decision is settled, perhaps before the name is).
 
+With ``--phase-shift C1 C8`` (the host's shift between phases, as aa_probe.py measures it) the sequential
+protocol passes it to vllm_benchmark and every decision is judged with it, and with ``--decide-undetermined``;
+each record also keeps the plain verdict (bootstrap alone, point estimates when undetermined), and the reference
+is the plain verdict of the fixed decisions, the specification's protocol as it stands.
+
     .venv/bin/python tests/benchmarks/sequential_decisions.py [--pairs accept reject heavy random] [--repeats 5] [--fixed 3]
-        [--expect random=reject]
+        [--expect random=reject] [--phase-shift 0.08 0.08 --decide-undetermined undetermined]
 """
 from __future__ import annotations
 
@@ -111,6 +116,16 @@ def criteria(verdict):
             for name, entry in verdict["criteria"].items()}
 
 
+def verdict_options(args):
+    """The speculative_verdict options of the decisions under test (empty: the plain verdict)."""
+    opts = {}
+    if getattr(args, "phase_shift", None):
+        opts["phase_shift"] = {"c1": args.phase_shift[0], "c8": args.phase_shift[1]}
+    if getattr(args, "decide_undetermined", "point_estimate") != "point_estimate":
+        opts["decide_undetermined"] = args.decide_undetermined
+    return opts
+
+
 def decide(protocol, pair, repeat, base_srv, cand_srv, args):
     """One keep-or-revert decision; returns its record."""
     model = PAIRS[pair][0]
@@ -126,8 +141,11 @@ def decide(protocol, pair, repeat, base_srv, cand_srv, args):
     if protocol == "sequential":
         cand_params["sequential"] = {"baseline": baseline, "round_prompts": {"1": args.round1, "8": args.round8},
                                      "max_prompts": args.max_prompts}
+        if "phase_shift" in verdict_options(args):
+            cand_params["sequential"]["phase_shift"] = verdict_options(args)["phase_shift"]
     candidate, wall_c = bench(cand_srv.url, model, cand_params)
-    verdict = judge(baseline, candidate)
+    verdict = judge(baseline, candidate, **verdict_options(args))
+    plain = judge(baseline, candidate) if verdict_options(args) else verdict
     seq = candidate.get("sequential")
     requests = seq["requests"]["total"] if seq else FIXED_REQUESTS
     record = {"pair": pair, "protocol": protocol, "repeat": repeat, "seed": seed,
@@ -136,6 +154,7 @@ def decide(protocol, pair, repeat, base_srv, cand_srv, args):
               "wall_s": round(wall_b + wall_c, 1), "wall_baseline_s": round(wall_b, 1),
               "wall_candidate_s": round(wall_c, 1), "deltas": verdict["deltas"], "criteria": criteria(verdict),
               "reasons": verdict["reasons"], "load1": round(os.getloadavg()[0], 2),
+              "verdict_plain": plain["verdict"], "keep_plain": plain["keep"], "options": verdict_options(args),
               "time": time.strftime("%H:%M:%S")}
     if seq:
         record.update(rounds=seq["rounds"], stopped=seq["stopped"], sequential_reason=seq["reason"],
@@ -152,7 +171,7 @@ def references(records, expect):
         if pair in expect:
             refs[pair] = (expect[pair] == "accept", f"--expect {expect[pair]}")
             continue
-        fixed = [r["keep"] for r in records if r["pair"] == pair and r["protocol"] == "fixed"]
+        fixed = [r.get("keep_plain", r["keep"]) for r in records if r["pair"] == pair and r["protocol"] == "fixed"]
         keeps = sum(fixed)
         if not fixed or 2 * keeps == len(fixed):
             refs[pair] = (None, f"none: fixed decisions keep {keeps} of {len(fixed)}")
@@ -222,17 +241,22 @@ def parse_expect(items):
 
 def markdown(records, args):
     refs = references(records, parse_expect(args.get("expect")))
+    options = verdict_options(argparse.Namespace(**args))
+    judged = (f"Judged with {json.dumps(options, sort_keys=True)} (the plain verdict, bootstrap alone, in the last "
+              "column). " if options else "")
     lines = [f"input {args['input_len']} / output {args['output_len']} tokens, random prompts (seed = 1000 + repeat), "
              f"temperature 0, ignore_eos, concurrency 1 and 8. Sequential: baseline {args['warmup']} warm-up + "
              f"{args['baseline_prompts']} measured per level; candidate {args['warmup']} warm-up per level, rounds of "
              f"{args['round1']} (c=1) / {args['round8']} (c=8), at most {args['max_prompts']} per level. Fixed: "
              f"{FIXED['warmup_prompts']} warm-up + {FIXED['num_prompts']} measured per phase and level "
              f"({FIXED_REQUESTS} requests). Requests include every warm-up; wall time = the two benchmark tasks. "
+             f"{judged}"
              "Reference decision of each pair: " + "; ".join(f"{pair} {how}" for pair, (_keep, how) in refs.items())
              + ".", "",
              "| pair | protocol | # | verdict | decision | right | determined | rounds | requests | wall time (s) "
-             "| gain c=1 [95 % interval] | TPOT reduction c=1 [95 % interval] | change c=8 [95 % interval] |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| gain c=1 [95 % interval] | TPOT reduction c=1 [95 % interval] | change c=8 [95 % interval] | stopped "
+             "| plain verdict |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
     def crit(rec, name):
         entry = rec["criteria"].get(name)
@@ -248,7 +272,8 @@ def markdown(records, args):
         lines.append(f"| {rec['pair']} | {rec['protocol']} | {rec['repeat']} | {name} "
                      f"| {'keep' if rec['keep'] else 'revert'} | {right(rec)} | {'yes' if rec['determined'] else 'no'} "
                      f"| {rec.get('rounds', '–')} | {rec['requests']} | {rec['wall_s']:.0f} "
-                     f"| {crit(rec, 'throughput_gain_c1')} | {crit(rec, 'tpot_reduction_c1')} | {crit(rec, 'regression_c8')} |")
+                     f"| {crit(rec, 'throughput_gain_c1')} | {crit(rec, 'tpot_reduction_c1')} | {crit(rec, 'regression_c8')} "
+                     f"| {rec.get('stopped', '–')} | {rec.get('verdict_plain', rec['verdict'])} |")
     lines += ["", "| pair | protocol | decisions | keep | wrong decisions | undetermined | median requests (min-max) "
                   "| median requests / 240 | median wall time (s) |", "|---|---|---|---|---|---|---|---|---|"]
     for pair in PAIRS:
@@ -296,6 +321,9 @@ def main(argv=None) -> int:
     parser.add_argument("--merge", metavar="JSON", help="start from the records of an earlier run (same arguments) and add to them")
     parser.add_argument("--deadline", metavar="HH:MM", type=deadline_of,
                         help="start no decision after this local time (its next occurrence: 00:30 at 23:00 is tomorrow)")
+    parser.add_argument("--phase-shift", nargs=2, type=float, metavar=("C1", "C8"),
+                        help="the host's shift between phases (speculative_verdict phase_shift), e.g. 0.08 0.08")
+    parser.add_argument("--decide-undetermined", default="point_estimate", choices=["point_estimate", "undetermined"])
     parser.add_argument("--output", default=str(OUT_DIR / "sequential_decisions"), help="path without extension")
     parser.add_argument("--render", metavar="JSON", help="only print the table of an earlier run's JSON report")
     args = parser.parse_args(argv)

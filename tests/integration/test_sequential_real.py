@@ -106,3 +106,38 @@ def test_sequential_reject_pair(vllm_baseline, vllm_spec_random):  # noqa: F811 
                                    sequential=dict(SEQUENTIAL, baseline=baseline["benchmark"])))
     assert wrong.get("failed") is True
     assert "sequential.baseline was measured with seed = 11, this benchmark uses 12" in wrong["msg"]
+
+
+def test_a_and_a_with_a_phase_shift_stops_when_only_new_phases_could_settle_it(vllm_baseline):  # noqa: F811
+    """The same server twice (no change at all), on a host declared to shift by 30 % between phases.
+
+    Every threshold then lies within the shift of the measured ratios (the A/A change is about 0): one round,
+    ``stopped: shift``, and with decide_undetermined=undetermined the verdict says so and keeps nothing.
+    keep_marginal makes the 10 % bar matter (marginal would be kept, reject not), so it stays open too.
+    """
+    shift = {"c1": 0.3, "c8": 0.3}
+    baseline = run_module(BENCH, dict(WORKLOAD, endpoint=vllm_baseline.url, model=vllm_baseline.name,
+                                      num_prompts=BASELINE_PROMPTS))
+    assert not baseline.get("failed"), baseline.get("msg")
+    candidate = run_module(BENCH, dict(WORKLOAD, endpoint=vllm_baseline.url, model=vllm_baseline.name,
+                                       sequential=dict(SEQUENTIAL, baseline=baseline["benchmark"], phase_shift=shift,
+                                                       keep_marginal=True)))
+    _keep("aa-shift-candidate", candidate)
+    assert not candidate.get("failed"), candidate.get("msg")
+    seq = candidate["benchmark"]["sequential"]
+    assert seq["stopped"] == "shift" and seq["rounds"] == 1 and seq["determined"] is False, seq["reason"]
+    assert seq["requests"]["candidate"] == {"1": {"warmup": 2, "measured": 8}, "8": {"warmup": 2, "measured": 16}}
+    assert seq["history"][0]["open"] and sorted(seq["history"][0]["shift_bound"]) == sorted(seq["history"][0]["open"])
+    assert "within the host's phase shift of the threshold (phase_shift 30 % at concurrency 1, 30 % at concurrency 8)" \
+        in seq["reason"]
+    verdict = run_module(VERDICT, {"baseline": baseline["benchmark"], "candidate": candidate["benchmark"],
+                                   "phase_shift": shift, "keep_marginal": True, "decide_undetermined": "undetermined"})
+    assert verdict["verdict"] == "undetermined" and verdict["keep"] is False, verdict["reasons"]
+    assert verdict["bootstrap"]["phase_shift"] == shift
+    bound = [name for name, entry in verdict["criteria"].items() if entry["shift_bound"]]
+    assert set(verdict["undetermined"]) <= set(bound), verdict["criteria"]
+    assert any("the host's phase shift alone covers the threshold" in r for r in verdict["reasons"])
+    # the same measurement without the declared shift: the bootstrap alone decides (no shift-bound criterion)
+    plain = run_module(VERDICT, {"baseline": baseline["benchmark"], "candidate": candidate["benchmark"]})
+    assert not any(entry["shift_bound"] for entry in plain["criteria"].values())
+    assert plain["bootstrap"]["phase_shift"] == {"c1": 0.0, "c8": 0.0}

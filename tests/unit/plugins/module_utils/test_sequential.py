@@ -267,6 +267,32 @@ def test_point_estimate_criteria_never_stop_the_rounds():
     assert Q.stop_state(result, 'interval') == (None, ['regression_c8'])
 
 
+def test_a_phase_shift_stops_the_rounds_when_only_a_new_pair_of_phases_could_settle_the_verdict():
+    # +33 % at c=1 against the 30 % bar, TPOT -25 % against 20 %: the bootstrap alone can settle it with more rounds,
+    # a host whose phases shift by 8 % (SD) cannot (both thresholds lie within 1.96 x 8 % of the measured ratios).
+    streams_base, streams_cand = {1: (20.0, 0.03), 8: (40.0, 0.03)}, {1: (15.0, 0.03), 8: (30.0, 0.03)}
+    seq = sequential(baseline(streams_base), phase_shift={'c1': 0.08, 'c8': 0.0})
+    assert seq['phase_shift'] == {'c1': 0.08, 'c8': 0.0}
+    runner = FakeRunner(streams_cand)
+    bench, report, failure = Q.run_rounds(dict(P), seq, runner)
+    assert failure is None
+    assert report['stopped'] == 'shift' and report['rounds'] == 1 and report['determined'] is False
+    assert runner.measured == [(1, 8), (8, 16)]
+    assert sorted(report['history'][0]['shift_bound']) == sorted(report['history'][0]['open'])
+    assert {'throughput_gain_c1', 'tpot_reduction_c1'} <= set(report['undetermined'])
+    assert "within the host's phase shift of the threshold (phase_shift 8 % at concurrency 1, 0 % at concurrency 8)" \
+        in report['reason']
+    assert 'the verdict (%s) rests on the point estimates' % report['verdict'] in report['reason']
+    final = V.verdict(seq['baseline'], bench, phase_shift={'c1': 0.08, 'c8': 0.0})
+    assert final['verdict'] == report['verdict'] and final['determined'] is False
+    assert final['criteria']['throughput_gain_c1']['shift_bound'] is True
+    assert any('only a new pair of phases could narrow the intervals' in text for text in final['reasons'])
+    # Without the shift the same candidate is measured on (the bootstrap alone sees a narrowing interval).
+    plain = FakeRunner(streams_cand)
+    _bench, plain_report, _failure = Q.run_rounds(dict(P), sequential(baseline(streams_base)), plain)
+    assert plain_report['stopped'] != 'shift' and plain_report['history'][0]['shift_bound'] == []
+
+
 # --------------------------------------------------------------------------------------------
 # Option validation
 # --------------------------------------------------------------------------------------------
@@ -297,6 +323,12 @@ def test_point_estimate_criteria_never_stop_the_rounds():
     ({'round_prompts': [8, 16]}, 'sequential.round_prompts must be a dictionary of concurrency level -> requests'),
     ({'keep_marginal': 'yes'}, "sequential.keep_marginal must be a boolean (true or false), got 'yes'."),
     ({'rounds': 3}, "sequential has unknown key(s) 'rounds'"),
+    ({'phase_shift': 0.08}, 'sequential.phase_shift must be a dictionary with c1 and c8'),
+    ({'phase_shift': {'c3': 0.1}}, "sequential.phase_shift has unknown key(s) 'c3'; allowed: c1, c8."),
+    ({'phase_shift': {'c1': float('nan')}}, 'sequential.phase_shift.c1 must be a finite number, got nan.'),
+    ({'phase_shift': {'c8': -0.01}}, 'sequential.phase_shift.c8 must be >= 0.0, got -0.01.'),
+    ({'phase_shift': {'c1': 0.9}}, 'sequential.phase_shift.c1 must be <= 0.5, got 0.9.'),
+    ({'phase_shift': {'c1': '0.08'}}, "sequential.phase_shift.c1 must be a number, got '0.08' (str)."),
 ])
 def test_bad_options_name_the_value_and_what_is_allowed(change, text):
     with pytest.raises(bm.BenchmarkError) as exc:

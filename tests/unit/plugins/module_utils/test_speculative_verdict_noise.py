@@ -13,6 +13,7 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import copy
+import math
 import random
 import re
 import time
@@ -410,6 +411,13 @@ def test_k_from_the_option_or_the_counters():
     ('num_speculative_tokens', 10 ** 20, 'got 100000000000000000000'),
     ('num_speculative_tokens', '4', "got '4' (str)"),
     ('num_speculative_tokens', False, 'got False (bool)'),
+    ('phase_shift', 0.08, 'phase_shift must be a dictionary with c1 and c8'),
+    ('phase_shift', {'c1': 0.08, 'c16': 0.1}, "phase_shift has unknown key(s) 'c16'; allowed: c1, c8."),
+    ('phase_shift', {'c1': float('inf')}, 'phase_shift.c1 must be a finite number, got inf.'),
+    ('phase_shift', {'c8': float('nan')}, 'phase_shift.c8 must be a finite number, got nan.'),
+    ('phase_shift', {'c1': -0.08}, 'phase_shift.c1 must be >= 0.0, got -0.08.'),
+    ('phase_shift', {'c1': 1e300}, 'phase_shift.c1 must be <= 0.5, got 1e+300.'),
+    ('phase_shift', {'c1': True}, 'phase_shift.c1 must be a number, got True (bool).'),
 ])
 def test_new_options_validated(option, value, words):
     with pytest.raises(SpeculativeInputError) as err:
@@ -472,3 +480,88 @@ def test_a_tpot_rise_is_worded_as_a_rise_with_its_interval():
     assert match, text
     rise, low, high = (float(group) for group in match.groups())
     assert 0 < low <= rise <= high, text
+
+
+# --- the host's shift between phases (phase_shift) ---------------------------------------------
+
+NEAR_BAR = ((22.0, 0.03), (15.9, 0.03))  # +38 % throughput, -28 % TPOT at c=1: clear of the bars for the bootstrap
+
+
+def test_a_phase_shift_widens_the_intervals_and_a_near_bar_accept_becomes_undetermined():
+    base, cand = pair(c1=NEAR_BAR)
+    plain = decide(base, cand)
+    assert plain['verdict'] == 'accept' and plain['determined'] is True
+    assert plain['bootstrap']['phase_shift'] == {'c1': 0.0, 'c8': 0.0}
+    assert not any(entry['shift_bound'] for entry in plain['criteria'].values())
+    shifted = decide(base, cand, phase_shift={'c1': 0.08})
+    assert shifted['bootstrap']['phase_shift'] == {'c1': 0.08, 'c8': 0.0}
+    for name in ('throughput_gain_c1', 'tpot_reduction_c1'):
+        wide, narrow = shifted['criteria'][name]['interval'], plain['criteria'][name]['interval']
+        assert wide[0] < narrow[0] and wide[1] > narrow[1], name
+        assert shifted['criteria'][name]['point'] == plain['criteria'][name]['point']
+        assert shifted['criteria'][name]['status'] == 'undetermined' and shifted['criteria'][name]['shift_bound'] is True
+    # the c=8 interval is not widened (no shift given there)
+    assert shifted['criteria']['regression_c8']['interval'] == plain['criteria']['regression_c8']['interval']
+    assert shifted['determined'] is False and shifted['verdict'] == 'accept' == shifted['point_estimate_verdict']
+    assert any('include a shift of the whole host between the baseline and candidate phases (phase_shift: 8.0 % at '
+               'concurrency 1, the standard deviation of an A/A comparison' in text for text in shifted['reasons'])
+    assert any("the host's phase shift alone covers the threshold" in text for text in shifted['reasons'])
+    assert any('only a new pair of phases could narrow the intervals' in text for text in shifted['reasons'])
+    # the conservative reading: not shown, not kept
+    strict = decide(base, cand, phase_shift={'c1': 0.08}, decide_undetermined='undetermined')
+    assert strict['verdict'] == 'undetermined' and strict['keep'] is False
+
+
+def test_a_phase_shift_leaves_clear_verdicts_alone():
+    accept = decide(*pair(c1=((22.0, 0.03), (10.0, 0.03))), phase_shift={'c1': 0.08, 'c8': 0.08})
+    assert accept['verdict'] == 'accept' and accept['determined'] is True
+    reject = decide(*pair(c1=((22.0, 0.03), (30.0, 0.03))), phase_shift={'c1': 0.08, 'c8': 0.08})
+    assert reject['verdict'] == 'reject' and reject['determined'] is True
+    c1_criteria = ('throughput_gain_c1', 'tpot_reduction_c1', 'minimum_gain_c1')
+    assert not any(accept['criteria'][name]['shift_bound'] for name in c1_criteria)
+    # no change at c=8 sits on the regression threshold: shift-bound, and (regression_rule=interval) no regression
+    assert accept['criteria']['regression_c8']['shift_bound'] is True
+
+
+def _aa_excludes_zero(trials, shift_sd, phase_shift, count=24):
+    """A/A comparisons whose phases each take a random speed offset: how often the c=1 interval excludes 0."""
+    rng = random.Random('aa:%s' % shift_sd)
+    hits = 0
+    for trial in range(trials):
+        base, cand = bench(c8=None), bench(c8=None)
+        for label, phase in (('b', base), ('c', cand)):
+            tpot = 20.0 * math.exp(rng.gauss(0.0, shift_sd / math.sqrt(2.0)))  # the whole phase is faster or slower
+            sampled(phase['runs'][0], tpot, 0.05, count, seed='%s%d' % (label, trial))
+        low, high = decide(base, cand, bootstrap_resamples=200, phase_shift=phase_shift)['criteria'][
+            'throughput_gain_c1']['interval']
+        hits += not low <= 0.0 <= high
+    return hits
+
+
+def test_a_phase_shift_calibrates_a_and_a_comparisons_that_the_bootstrap_alone_does_not():
+    """Known answer: no change, but each phase of the same service runs 8 % (SD of the A/A change) faster or slower.
+
+    The bootstrap alone sees only the 5 % request-to-request noise: its 95 % intervals exclude "no change" far
+    more often than 5 % of the time. With phase_shift c1 = 0.08 they are calibrated again.
+    """
+    alone = _aa_excludes_zero(60, 0.08, None)
+    shifted = _aa_excludes_zero(60, 0.08, {'c1': 0.08})
+    assert alone >= 30, alone           # about 2 in 3 for an SE of about 1.5 % against a shift of 8 %
+    assert shifted <= 6, shifted        # about 5 % (3 of 60) expected
+
+
+def test_with_phase_shift_and_shift_bound_arithmetic():
+    z = 1.959963984540054
+    assert B.with_phase_shift((0.9, 1.1), 1.0, 0.0) == (0.9, 1.1)
+    assert B.with_phase_shift(None, 1.0, 0.1) is None
+    low, high = B.with_phase_shift((1.0, 1.0), 1.0, 0.1)
+    assert low == pytest.approx(2.718281828459045 ** (-z * 0.1)) and high == pytest.approx(2.718281828459045 ** (z * 0.1))
+    low, high = B.with_phase_shift((0.0, 1.5), 1.2, 0.05)
+    assert low == 0.0 and high > 1.5
+    # in quadrature, on the log scale: a bootstrap half-width equal to the shift's widens by sqrt(2)
+    low, high = B.with_phase_shift((2.718281828459045 ** -0.2, 2.718281828459045 ** 0.2), 1.0, 0.2 / z)
+    assert high == pytest.approx(2.718281828459045 ** (0.2 * 2 ** 0.5))
+    assert B.shift_bound(1.38, 1.30, 0.08) is True       # |ln(1.38 / 1.30)| = 0.06 < 0.157
+    assert B.shift_bound(2.2, 1.30, 0.08) is False
+    assert B.shift_bound(1.38, 1.30, 0.0) is False
+    assert B.shift_bound(1.38, 0.0, 0.08) is False       # a 100 % TPOT reduction cannot be reached
