@@ -187,6 +187,50 @@ def correct(rec, refs):
     return None if keep is None else rec["keep"] == keep
 
 
+def rejudge(records, shift, decide_undetermined):
+    """Records re-judged with a phase shift from their recorded points and intervals (no new request).
+
+    The widening needs only a criterion's point and interval (speculative_verdict's with_phase_shift), so a run
+    measured without a shift can be read with one; the thresholds are the verdict's defaults (as in every run of
+    this script). Sequential decisions keep the requests they used: with the shift they might have stopped sooner.
+    """
+    sys.path.insert(0, str(TOP / ".build" / "collections"))
+    # pylint: disable=import-outside-toplevel
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils import _bootstrap as B
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils import _verdict as V
+    thresholds = {"throughput_gain_c1": 0.30, "tpot_reduction_c1": 0.20, "minimum_gain_c1": 0.10, "regression_c8": 0.0}
+    out = []
+    for rec in records:
+        crit, statuses, points = {}, {}, {}
+        for name, entry in rec["criteria"].items():
+            sign, level = (-1, "c1") if name == "tpot_reduction_c1" else (1, "c8" if name == "regression_c8" else "c1")
+            interval = entry["interval"]
+            if interval:
+                ratios = B.with_phase_shift(tuple(sorted(1 + sign * v for v in interval)), 1 + sign * entry["point"],
+                                            shift[level])
+                interval = sorted(sign * (r - 1) for r in ratios)
+            if name == "regression_c8":
+                status = V._OPPOSITE[V._at_least(entry["point"], interval, 0.0)]  # pylint: disable=protected-access
+                points[name] = V._OPPOSITE[V._at_least(entry["point"], None, 0.0)]  # pylint: disable=protected-access
+                statuses[name] = "not_met" if status == "undetermined" else status
+            else:
+                status = V._at_least(entry["point"], interval, thresholds[name])  # pylint: disable=protected-access
+                points[name] = V._at_least(entry["point"], None, thresholds[name])  # pylint: disable=protected-access
+                statuses[name] = status
+            crit[name] = dict(entry, status=status, interval=interval)
+        settled, open_names = V._settle(statuses)  # pylint: disable=protected-access
+        if settled is not None:
+            verdict = settled
+        elif decide_undetermined == "undetermined":
+            verdict = "undetermined"
+        else:
+            verdict = V._rule(dict(statuses, **{n: points[n] for n in open_names}))  # pylint: disable=protected-access
+        out.append(dict(rec, criteria=crit, verdict=verdict, keep=V.keep_of(verdict), determined=settled is not None,
+                        undetermined=open_names, verdict_plain=rec["verdict"], keep_plain=rec["keep"],
+                        options={"phase_shift": shift, "decide_undetermined": decide_undetermined}))
+    return out
+
+
 def render(path, markdown_fn, **overrides):
     """Print the table of an earlier run's JSON report (``--render``); ``overrides`` that are not None replace its
     arguments."""
@@ -325,12 +369,20 @@ def main(argv=None) -> int:
                         help="the host's shift between phases (speculative_verdict phase_shift), e.g. 0.08 0.08")
     parser.add_argument("--decide-undetermined", default="point_estimate", choices=["point_estimate", "undetermined"])
     parser.add_argument("--output", default=str(OUT_DIR / "sequential_decisions"), help="path without extension")
-    parser.add_argument("--render", metavar="JSON", help="only print the table of an earlier run's JSON report")
+    parser.add_argument("--render", metavar="JSON", help="only print the table of an earlier run's JSON report "
+                                                         "(with --phase-shift: re-judged with it, see rejudge)")
     args = parser.parse_args(argv)
     try:
         parse_expect(args.expect)
     except ValueError as exc:
         parser.error(str(exc))
+    if args.render and args.phase_shift:
+        report = json.loads(Path(args.render).read_text())
+        shift = {"c1": args.phase_shift[0], "c8": args.phase_shift[1]}
+        print(markdown(rejudge(report["records"], shift, args.decide_undetermined),
+                       dict(report["args"], expect=args.expect, phase_shift=args.phase_shift,
+                            decide_undetermined=args.decide_undetermined)))
+        return 0
     if args.render:
         return render(args.render, markdown, expect=args.expect)
     missing = prepare(tuple(dict.fromkeys(model for pair in args.pairs for model in PAIRS[pair][:2])))
