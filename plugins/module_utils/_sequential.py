@@ -17,7 +17,8 @@ Measuring also stops when the keep-or-revert decision is settled although the ve
 keep_marginal false, a candidate that can only end marginal or reject is reverted either way. With a
 ``phase_shift`` (the host's shift between two phases, see _bootstrap) it stops as soon as every open
 criterion is shift-bound: its threshold lies within the shift of the measured value, where more requests of
-the same two phases cannot settle it (``stopped: shift``; the verdict then rests on the point estimates).
+the same two phases cannot settle it (``stopped: shift``; the report's verdict then reads them on the point
+estimates, and speculative_verdict with decide_undetermined=undetermined as undetermined).
 
 The HTTP side is a ``runner`` (see run_rounds), so the round logic is tested with known sample streams.
 """
@@ -397,10 +398,6 @@ def run_rounds(p, seq, runner, log=None):
     return benchmark, report, failure
 
 
-def _pct(value):
-    return '%g %%' % round(value * 100.0, 2)
-
-
 def _report(p, seq, state, history, stopped, open_names, base, benchmark, failure, verdict_opts):
     # pylint: disable=too-many-locals
     levels = list(p['concurrency'])
@@ -443,11 +440,13 @@ def _report(p, seq, state, history, stopped, open_names, base, benchmark, failur
         shifts = seq['phase_shift']
         report['reason'] = ('Stopped after round %d: %s %s still undetermined, within the host\'s phase shift of the '
                             'threshold (phase_shift %s at concurrency 1, %s at concurrency 8): more requests of the same '
-                            'two phases cannot settle %s; the verdict (%s) rests on the point estimates, and its reasons '
-                            'say so. %d requests in all (candidate measured %s).'
+                            'two phases cannot settle %s. This report\'s verdict (%s) reads %s on the point estimates; '
+                            'speculative_verdict with decide_undetermined=undetermined reads %s as undetermined and '
+                            'does not keep the change. %d requests in all (candidate measured %s).'
                             % (len(history), ' and '.join(open_names), 'is' if len(open_names) == 1 else 'are',
-                               _pct(shifts['c1']), _pct(shifts['c8']), 'it' if len(open_names) == 1 else 'them',
-                               final['verdict'], requests['total'], counts))
+                               V.pct(shifts['c1']), V.pct(shifts['c8']), 'it' if len(open_names) == 1 else 'them',
+                               final['verdict'], 'it' if len(open_names) == 1 else 'them',
+                               'it' if len(open_names) == 1 else 'them', requests['total'], counts))
     else:
         deciding = [name for name in open_names if name != 'regression_c8']
         how = []

@@ -210,7 +210,8 @@ def _check_verdict_options(opts):
     return opts
 
 
-def _pct(value):
+def pct(value):
+    """A share as a percentage with one decimal: 0.083 -> "8.3 %"."""
     return '%.1f %%' % (value * 100.0)
 
 
@@ -292,6 +293,36 @@ def _rule(statuses):
     return 'marginal'
 
 
+def classify(name, point, interval, threshold):
+    """(status, point_status) of one criterion: met / not_met / undetermined on its interval (None: on the point),
+    and met / not_met on its point. regression_c8 is met when the change is below ``threshold`` (a regression)."""
+    if name == 'regression_c8':
+        return _OPPOSITE[_at_least(point, interval, threshold)], _OPPOSITE[_at_least(point, None, threshold)]
+    return _at_least(point, interval, threshold), _at_least(point, None, threshold)
+
+
+def decide(criteria, decide_undetermined='point_estimate'):
+    """The verdict from classified criteria ({name: {'status', 'point_status'}}, as verdict() builds them).
+
+    An undetermined regression_c8 counts as none (regression_rule=interval). Returns (verdict, final statuses,
+    the criteria left undetermined (empty when the intervals settle the verdict), the point estimates' verdict).
+    """
+    statuses = dict((name, entry['status']) for name, entry in criteria.items())
+    if statuses.get('regression_c8') == 'undetermined':
+        statuses['regression_c8'] = 'not_met'  # a regression counts when the interval shows it
+    point_verdict = _rule(dict((name, entry['point_status']) for name, entry in criteria.items()))
+    settled, open_names = _settle(statuses)
+    final = dict(statuses)
+    if settled is not None:
+        return settled, final, [], point_verdict
+    if decide_undetermined == 'point_estimate':
+        for name in DECIDING:
+            if final.get(name) == 'undetermined':
+                final[name] = criteria[name]['point_status']
+        return _rule(final), final, open_names, point_verdict
+    return 'undetermined', final, open_names, point_verdict
+
+
 def keep_of(verdict, keep_marginal=False):
     """Whether a verdict keeps the change: accept, or marginal with keep_marginal."""
     return verdict == 'accept' or (verdict == 'marginal' and bool(keep_marginal))
@@ -357,7 +388,7 @@ def _signed(value):
 
 
 def _interval_text(interval, signed=True):
-    fmt = _signed if signed else _pct
+    fmt = _signed if signed else pct
     return '95 %% interval %s to %s' % (fmt(interval[0]), fmt(interval[1]))
 
 
@@ -544,7 +575,7 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
     if any(shifts[level] and interval is not None for (_kind, level), interval in ratio_iv.items()):
         notes.append('The intervals include a shift of the whole host between the baseline and candidate phases '
                      '(phase_shift: %s, the standard deviation of an A/A comparison beyond the request noise).'
-                     % ', '.join('%s at concurrency %d' % (_pct(shifts[level]), level) for level in levels
+                     % ', '.join('%s at concurrency %d' % (pct(shifts[level]), level) for level in levels
                                  if shifts[level]))
 
     gain_iv = ratio_iv.get(('throughput', 1))
@@ -559,40 +590,25 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
              1.0 - opts['min_tpot_reduction']),
             ('minimum_gain_c1', gain, gain_iv, opts['disable_below_gain'], point_ratios[('throughput', 1)],
              1.0 + opts['disable_below_gain'])):
-        criteria[name] = _criterion(point, interval, threshold, _at_least(point, interval, threshold),
-                                    _at_least(point, None, threshold), 'point_estimate' if interval is None else 'interval',
+        status, point_status = classify(name, point, interval, threshold)
+        criteria[name] = _criterion(point, interval, threshold, status, point_status,
+                                    'point_estimate' if interval is None else 'interval',
                                     interval is not None and shift_bound(ratio, threshold_ratio, shifts[1]))
     change8_iv = None
     if change8 is not None:
         change8_iv = ratio_iv.get(('throughput', 8))
         change8_iv = None if change8_iv is None else (change8_iv[0] - 1.0, change8_iv[1] - 1.0)
         limit = -opts['c8_tolerance'] if opts['c8_tolerance'] else 0.0
-        point_status = _OPPOSITE[_at_least(change8, None, limit)]
+        status, point_status = classify('regression_c8', change8, change8_iv, limit)
         if opts['regression_rule'] == 'point' or change8_iv is None:
             criteria['regression_c8'] = _criterion(change8, change8_iv, limit, point_status, point_status, 'point_estimate')
         else:
-            criteria['regression_c8'] = _criterion(change8, change8_iv, limit, _OPPOSITE[_at_least(change8, change8_iv, limit)],
-                                                   point_status, 'interval',
+            criteria['regression_c8'] = _criterion(change8, change8_iv, limit, status, point_status, 'interval',
                                                    shift_bound(c8 / b8, 1.0 + limit, shifts[HIGH_CONCURRENCY]))
 
     # --- the decision ---------------------------------------------------------------------------
-    statuses = dict((name, entry['status']) for name, entry in criteria.items())
-    if 'regression_c8' in statuses and statuses['regression_c8'] == 'undetermined':
-        statuses['regression_c8'] = 'not_met'  # regression_rule=interval: a regression counts when the interval shows it
-    point_statuses = dict((name, entry['point_status']) for name, entry in criteria.items())
-    point_verdict = _rule(point_statuses)
-    settled, open_names = _settle(statuses)
-    final = dict(statuses)
-    if settled is not None:
-        result = settled
-    elif opts['decide_undetermined'] == 'point_estimate':
-        for name in DECIDING:
-            if final.get(name) == 'undetermined':
-                final[name] = criteria[name]['point_status']
-        result = _rule(final)
-    else:
-        result = 'undetermined'
-    determined = settled is not None
+    result, final, open_names, point_verdict = decide(criteria, opts['decide_undetermined'])
+    determined = not open_names
     all_intervals = all(entry['basis'] == 'interval' for entry in criteria.values())
     on_intervals = (determined or result == 'undetermined') and all_intervals
 
@@ -608,11 +624,11 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
     reasons.append('At concurrency 1, throughput_tok_s changed %+.1f %% (%.2f -> %.2f%s) and tpot_ms_p50 %s %s '
                    '(%.2f -> %.2f ms%s).'
                    % (gain * 100, b_tput, c_tput, gain_text, 'fell' if reduction >= 0 else 'rose',
-                      _pct(abs(reduction)), b_tpot, c_tpot, reduction_text))
+                      pct(abs(reduction)), b_tpot, c_tpot, reduction_text))
     if change8 is not None:
         reasons.append('At concurrency 8, throughput_tok_s changed %+.1f %% (%stolerance: -%s).'
                        % (change8 * 100, '%s; ' % _interval_text(change8_iv) if change8_iv else '',
-                          _pct(opts['c8_tolerance'])))
+                          pct(opts['c8_tolerance'])))
     reasons.extend(notes)
     regression = criteria.get('regression_c8')
     if regression and regression['status'] == 'undetermined' and regression['point_status'] == 'met':
@@ -623,9 +639,9 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
     for name in open_names:
         words, signed = CRITERION_WORDS[name]
         entry = criteria[name]
-        fmt = _signed if signed else _pct
+        fmt = _signed if signed else pct
         reasons.append('Undetermined: the 95 %% interval of %s (%s to %s) includes the %s threshold (point estimate %s)%s.'
-                       % (words, fmt(entry['interval'][0]), fmt(entry['interval'][1]), _pct(entry['threshold']),
+                       % (words, fmt(entry['interval'][0]), fmt(entry['interval'][1]), pct(entry['threshold']),
                           fmt(entry['point']),
                           '; the host\'s phase shift alone covers the threshold, so more requests of the same two '
                           'phases would not settle it' if entry['shift_bound'] else ''))
@@ -645,28 +661,28 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
                        % point_verdict)
     if result == 'reject' and final.get('regression_c8') == 'met':
         reasons.append('Throughput regresses at concurrency 8 beyond the tolerance (%s%s): remove --speculative-config.'
-                       % (_signed(change8), ', %s, entirely below -%s' % (_interval_text(change8_iv), _pct(opts['c8_tolerance']))
+                       % (_signed(change8), ', %s, entirely below -%s' % (_interval_text(change8_iv), pct(opts['c8_tolerance']))
                           if regression['basis'] == 'interval' else ', point estimate'))
     if result == 'reject' and final['minimum_gain_c1'] == 'not_met':
         reasons.append('The throughput gain at concurrency 1 is below %s (%s): a bad draft path is worse than no '
                        'speculation; remove --speculative-config.'
-                       % (_pct(opts['disable_below_gain']),
+                       % (pct(opts['disable_below_gain']),
                           _signed(gain) + (', %s' % _interval_text(gain_iv) if criteria['minimum_gain_c1']['status'] == 'not_met'
                                            and gain_iv else ', point estimate')))
     if result == 'accept':
         reasons.append('Accepted: >= %s more throughput and >= %s lower TPOT at concurrency 1%s (%s).'
-                       % (_pct(opts['min_throughput_gain']), _pct(opts['min_tpot_reduction']),
+                       % (pct(opts['min_throughput_gain']), pct(opts['min_tpot_reduction']),
                           ', and no regression at concurrency 8' if change8 is not None else '', basis_text))
     if result == 'marginal':
         missing = []
         for name, words, option in (('throughput_gain_c1', 'throughput gain', 'min_throughput_gain'),
                                     ('tpot_reduction_c1', 'TPOT reduction', 'min_tpot_reduction')):
             if final[name] == 'not_met':
-                missing.append('%s below %s' % (words, _pct(opts[option])))
+                missing.append('%s below %s' % (words, pct(opts[option])))
             elif final[name] == 'undetermined':
-                missing.append('%s not shown to reach %s' % (words, _pct(opts[option])))
+                missing.append('%s not shown to reach %s' % (words, pct(opts[option])))
         reasons.append('Marginal (%s, but at least %s gain; %s): %s.'
-                       % (' and '.join(missing), _pct(opts['disable_below_gain']), basis_text,
+                       % (' and '.join(missing), pct(opts['disable_below_gain']), basis_text,
                           'kept because keep_marginal is true' if keep_marginal else
                           'reverted because keep_marginal is false'))
     keep = keep_of(result, keep_marginal)

@@ -201,7 +201,7 @@ def rejudge(records, shift, decide_undetermined):
     thresholds = {"throughput_gain_c1": 0.30, "tpot_reduction_c1": 0.20, "minimum_gain_c1": 0.10, "regression_c8": 0.0}
     out = []
     for rec in records:
-        crit, statuses, points = {}, {}, {}
+        crit = {}
         for name, entry in rec["criteria"].items():
             sign, level = (-1, "c1") if name == "tpot_reduction_c1" else (1, "c8" if name == "regression_c8" else "c1")
             interval = entry["interval"]
@@ -209,23 +209,10 @@ def rejudge(records, shift, decide_undetermined):
                 ratios = B.with_phase_shift(tuple(sorted(1 + sign * v for v in interval)), 1 + sign * entry["point"],
                                             shift[level])
                 interval = sorted(sign * (r - 1) for r in ratios)
-            if name == "regression_c8":
-                status = V._OPPOSITE[V._at_least(entry["point"], interval, 0.0)]  # pylint: disable=protected-access
-                points[name] = V._OPPOSITE[V._at_least(entry["point"], None, 0.0)]  # pylint: disable=protected-access
-                statuses[name] = "not_met" if status == "undetermined" else status
-            else:
-                status = V._at_least(entry["point"], interval, thresholds[name])  # pylint: disable=protected-access
-                points[name] = V._at_least(entry["point"], None, thresholds[name])  # pylint: disable=protected-access
-                statuses[name] = status
-            crit[name] = dict(entry, status=status, interval=interval)
-        settled, open_names = V._settle(statuses)  # pylint: disable=protected-access
-        if settled is not None:
-            verdict = settled
-        elif decide_undetermined == "undetermined":
-            verdict = "undetermined"
-        else:
-            verdict = V._rule(dict(statuses, **{n: points[n] for n in open_names}))  # pylint: disable=protected-access
-        out.append(dict(rec, criteria=crit, verdict=verdict, keep=V.keep_of(verdict), determined=settled is not None,
+            status, point_status = V.classify(name, entry["point"], interval, thresholds[name])
+            crit[name] = dict(entry, status=status, point_status=point_status, interval=interval)
+        verdict, _final, open_names, _point = V.decide(crit, decide_undetermined)
+        out.append(dict(rec, criteria=crit, verdict=verdict, keep=V.keep_of(verdict), determined=not open_names,
                         undetermined=open_names, verdict_plain=rec["verdict"], keep_plain=rec["keep"],
                         options={"phase_shift": shift, "decide_undetermined": decide_undetermined}))
     return out

@@ -128,7 +128,7 @@ def test_a_and_a_with_a_phase_shift_stops_when_only_new_phases_could_settle_it(v
     assert seq["stopped"] == "shift" and seq["rounds"] == 1 and seq["determined"] is False, seq["reason"]
     assert seq["requests"]["candidate"] == {"1": {"warmup": 2, "measured": 8}, "8": {"warmup": 2, "measured": 16}}
     assert seq["history"][0]["open"] and sorted(seq["history"][0]["shift_bound"]) == sorted(seq["history"][0]["open"])
-    assert "within the host's phase shift of the threshold (phase_shift 30 % at concurrency 1, 30 % at concurrency 8)" \
+    assert "within the host's phase shift of the threshold (phase_shift 30.0 % at concurrency 1, 30.0 % at concurrency 8)" \
         in seq["reason"]
     verdict = run_module(VERDICT, {"baseline": baseline["benchmark"], "candidate": candidate["benchmark"],
                                    "phase_shift": shift, "keep_marginal": True, "decide_undetermined": "undetermined"})

@@ -280,9 +280,10 @@ def test_a_phase_shift_stops_the_rounds_when_only_a_new_pair_of_phases_could_set
     assert runner.measured == [(1, 8), (8, 16)]
     assert sorted(report['history'][0]['shift_bound']) == sorted(report['history'][0]['open'])
     assert {'throughput_gain_c1', 'tpot_reduction_c1'} <= set(report['undetermined'])
-    assert "within the host's phase shift of the threshold (phase_shift 8 % at concurrency 1, 0 % at concurrency 8)" \
+    assert "within the host's phase shift of the threshold (phase_shift 8.0 % at concurrency 1, 0.0 % at concurrency 8)" \
         in report['reason']
-    assert 'the verdict (%s) rests on the point estimates' % report['verdict'] in report['reason']
+    assert "This report's verdict (%s) reads them on the point estimates" % report['verdict'] in report['reason']
+    assert 'decide_undetermined=undetermined reads them as undetermined and does not keep the change' in report['reason']
     final = V.verdict(seq['baseline'], bench, phase_shift={'c1': 0.08, 'c8': 0.0})
     assert final['verdict'] == report['verdict'] and final['determined'] is False
     assert final['criteria']['throughput_gain_c1']['shift_bound'] is True
