@@ -412,14 +412,15 @@ def test_c8_regression_tries_batch_size_aware_speculation_measured_sequentially(
 # above). Its "vllm" (tests/nspawn/jetson_batch_simulator.py) runs steps as vLLM's scheduler does, with a
 # Jetson-like speed model: a step reads the weights once (20 ms) and costs 4 ms per token it verifies, so a
 # lone request gains from K = 4 drafted tokens, each accepted with probability 0.8 until the first rejection
-# (vLLM's acceptance rate 0.59, 3.36 tokens per step: +64 % tok/s), while a batch of 8 verifying
-# 5 tokens each loses (-12 %). Measured through the simulator with a plain client (6 and 16 prompts):
-# c=1 41.1 / 66.9 / 64.8 tok/s, c=8 149.9 / 128.8 / 149.6 for baseline / planned K=4 / batch-size-aware N=4.
+# (vLLM's acceptance rate 0.59, 3.36 tokens per step: +58 % tok/s), while a batch of 8 verifying 5 tokens
+# each, with the draft's passes over 8 requests, loses (-18 %). Measured through the simulator with a plain
+# client (6 and 16 prompts):
+# c=1 41.0 / 62.9 / 66.2 tok/s, c=8 149.6 / 121.9 / 149.4 for baseline / planned K=4 / batch-size-aware N=4.
 # Everything else is real: the roles through ansible-playbook, the host's systemd, the unit, the guard,
-# vllm_benchmark's HTTP measurements, the verdict. The host allows a 3 % loss at c=8 (c8_tolerance): the
+# vllm_benchmark's HTTP measurements, the verdict. The host allows a 5 % loss at c=8 (c8_tolerance, as thor-accept's batch-size-aware run): the
 # batch-size-aware configuration is the baseline at c=8 within the host's phase-to-phase noise, and a
 # zero tolerance would make the outcome a coin flip on that noise.
-BATCH_SIM_VARS = {"jetson_spec_draft_model": str(MODELS / "draft-deep-1layer"), "jetson_spec_c8_tolerance": 0.03}
+BATCH_SIM_VARS = {"jetson_spec_draft_model": str(MODELS / "draft-deep-1layer"), "jetson_spec_c8_tolerance": 0.05}
 
 
 def sim_steps(name):
@@ -444,7 +445,7 @@ def test_simulated_jetson_keeps_batch_size_aware_speculation_when_c8_regresses(f
     assert batch["kept"] is True, fact["reasons"]
     assert fact["status"] == "enabled" and fact["verdict"] == "accept", fact["reasons"]
     assert batch["deltas"]["throughput_gain_c1"] >= 0.30 and batch["deltas"]["tpot_reduction_c1"] >= 0.20, batch
-    assert batch["deltas"]["throughput_change_c8"] > -0.03, batch
+    assert batch["deltas"]["throughput_change_c8"] > -0.05, batch
     ranges = [[1, 4, 4], [5, 65536, 0]]
     assert fact["speculative_config"]["num_speculative_tokens_per_batch_size"] == ranges, fact["speculative_config"]
     assert fact["deltas"] == batch["deltas"], "the record judges by the kept (batch-size-aware) measurement"

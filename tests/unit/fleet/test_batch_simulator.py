@@ -55,10 +55,10 @@ def test_the_speed_model_gains_alone_and_loses_in_a_batch_of_8():
     p = sim.PROFILE
     tokens = (1 - 0.8 ** 5) / (1 - 0.8)
     assert sim.step_ms(p, 1, 0, 0, False) == pytest.approx(24.0)
-    assert sim.step_ms(p, 1, 4, 0, True) == pytest.approx(20 + 4 * 5 + 4 * (2 + 0.3))
+    assert sim.step_ms(p, 1, 4, 0, True) == pytest.approx(20 + 4 * 5 + 4 * (2 + 0.8))
     alone = (tokens / sim.step_ms(p, 1, 4, 0, True)) / (1 / sim.step_ms(p, 1, 0, 0, False))
     batch = (8 * tokens / sim.step_ms(p, 8, 4, 0, True)) / (8 / sim.step_ms(p, 8, 0, 0, False))
-    assert alone == pytest.approx(1.64, abs=0.01) and batch == pytest.approx(0.885, abs=0.005)
+    assert alone == pytest.approx(1.576, abs=0.005) and batch == pytest.approx(0.818, abs=0.005)
     # prefill: the target's per prompt token, plus the draft's whenever one is configured (even at K = 0)
     assert sim.step_ms(p, 0, 0, 32, False) == pytest.approx(20 + 16)
     assert sim.step_ms(p, 8, 0, 32, True) - sim.step_ms(p, 8, 0, 32, False) == pytest.approx(32 * 0.05)
