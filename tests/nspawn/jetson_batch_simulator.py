@@ -137,13 +137,13 @@ class _Request:
 class Engine(threading.Thread):
     """The scheduler: one step at a time, all running requests together."""
 
-    def __init__(self, sim, profile, spec, max_num_seqs, seed=None):
+    def __init__(self, sim, profile, spec, max_num_seqs):
         threading.Thread.__init__(self, daemon=True)
         self.sim = sim
         self.profile = profile
         self.spec = spec
         self.max_num_seqs = max_num_seqs
-        self.rng = random.Random(seed)
+        self.rng = random.Random()
         draft = os.path.basename(os.path.normpath(spec['model'])) if spec and spec.get('model') else None
         acceptance = profile['acceptance']
         self.acceptance = float(acceptance.get(draft, acceptance.get('default', 0.8)))
@@ -164,6 +164,15 @@ class Engine(threading.Thread):
         return n
 
     def run(self):
+        # A dead engine would leave every stream waiting while /health still answers: end the process instead,
+        # so the service fails the way a crashed vLLM engine does.
+        try:
+            self._loop()
+        except Exception as exc:  # pylint: disable=broad-except
+            print('ERROR SIMULATOR: the engine failed: %r' % (exc,), file=sys.stderr, flush=True)
+            os._exit(1)
+
+    def _loop(self):
         deadline = time.perf_counter()
         while not self.sim.stopping.is_set():
             with self.cond:

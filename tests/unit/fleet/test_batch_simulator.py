@@ -83,3 +83,16 @@ def test_its_command_line_reads_as_vllm_serve():
     args = sim.parse(argv[1:])
     assert (args.model, args.port, args.served_model_name) == ("/models/target", 8214, ["target"])
     assert json.loads(args.speculative_config) == BATCH_AWARE
+
+
+def test_a_failing_engine_ends_the_process(monkeypatch, capsys):
+    """Streams must not wait on a dead engine while /health still answers."""
+    exits = []
+    monkeypatch.setattr(sim.os, "_exit", exits.append)
+    engine = sim.Engine(sim.fake_vllm.FakeVLLM(), dict(sim.PROFILE), None, 8)
+
+    def broken():
+        raise ZeroDivisionError("boom")
+    monkeypatch.setattr(engine, "_loop", broken)
+    engine.run()
+    assert exits == [1] and "the engine failed: ZeroDivisionError('boom')" in capsys.readouterr().err
