@@ -70,3 +70,39 @@ attributes:
     details:
       - Pure Python (standard library only); runs on any target, or on the controller with C(delegate_to=localhost).
 '''
+
+    # Modules that read the target and decide from it (speculative_state): nothing changes.
+    READER = r'''
+options: {}
+attributes:
+  check_mode:
+    support: full
+    details:
+      - The module only reads the target; it behaves identically in check mode.
+  diff_mode:
+    support: none
+    details:
+      - Nothing is changed, so there is nothing to diff.
+  idempotent:
+    support: full
+    details:
+      - Never reports a change.
+'''
+
+    # Modules that write one file of this collection's own (speculative_record).
+    WRITER = r'''
+options: {}
+attributes:
+  check_mode:
+    support: full
+    details:
+      - In check mode the file is not written; RV(changed) says whether it would be.
+  diff_mode:
+    support: full
+    details:
+      - The diff shows the file before and after.
+  idempotent:
+    support: full
+    details:
+      - Writing the same content again reports no change.
+'''

@@ -1,0 +1,147 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, jetson_llm.vllm maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What a run of the speculative_decoding role does on one host: one decision from what is there.
+
+``decide(observed)`` takes what ``speculative_state`` read on the host (the recorded outcome, whether
+the *running* process has ``--speculative-config``, the last-known-good copy, the guard) and the
+desired inputs, and returns one action of ``ACTIONS`` with its reasons. The role dispatches on it.
+``RULES`` is the same decision as a table, in the order ``decide`` applies it; docs/lifecycle.md is
+generated from it (tests/unit checks that the two agree).
+
+Standard library only (it runs on the targets).
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import hashlib
+import json
+
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._record import SETTLED
+
+# in_sync    nothing to do: the recorded outcome still describes what runs, for the same inputs
+# verify     benchmark the baseline, try the planned configuration, keep it or revert it
+# reconcile  the record says speculation is off but the running process has it: remove it, keep the outcome
+# resume     a change was interrupted (record pending or guard armed): roll it back, then decide again
+# disable    jetson_spec_state=disabled: remove speculation (when it runs) and record that
+# refuse     speculation runs that this collection did not put there: leave it, say so
+# skip       nothing to act on (no vLLM service, or it is not running)
+ACTIONS = ('in_sync', 'verify', 'reconcile', 'resume', 'disable', 'refuse', 'skip')
+
+# (when, action, remove_speculation, what the run does): the decision, rule by rule, first match wins.
+RULES = (
+    ('the service does not exist and no change is in flight', 'skip', False,
+     'Records `skipped` with the reason; changes nothing.'),
+    ('the record is `pending` or the guard is armed (a run was interrupted)', 'resume', True,
+     'Restores the last-known-good service, proves it healthy, records the interruption, then decides again in the same run.'),
+    ('the service is not running', 'skip', False,
+     'Reports `skipped` (start the service first); changes nothing.'),
+    ('speculation runs and no last-known-good copy of this collection exists', 'refuse', False,
+     'Leaves the service as it is and says why (its non-speculative baseline is unknown); rc 0.'),
+    ('`jetson_spec_state: disabled` and speculation runs', 'disable', True,
+     'Restores the last-known-good service, proves it healthy, records `disabled`.'),
+    ('`jetson_spec_state: disabled`, speculation off, the record says `disabled`', 'in_sync', False,
+     'Nothing.'),
+    ('`jetson_spec_state: disabled`, speculation off', 'disable', False,
+     'Records `disabled`; no restart.'),
+    ('speculation runs, the record says otherwise, same inputs', 'reconcile', True,
+     'Restores the last-known-good service (record = reality), keeps the recorded outcome.'),
+    ('the record says `enabled` but the running process has no `--speculative-config`', 'verify', False,
+     'Verifies again from the running (non-speculative) service.'),
+    ('same inputs, a settled record, the service file as recorded, no `jetson_spec_force_verify`', 'in_sync', False,
+     'Nothing: no restart, no request.'),
+    ('anything else (no record, new inputs or software, a changed service file, a forced run)', 'verify', None,
+     'Benchmarks the baseline (after removing speculation when it runs), tries the plan, keeps or reverts it.'),
+)
+
+
+def fingerprint(parts):
+    """sha256 of a JSON-serialisable value, keys sorted (the same value gives the same fingerprint)."""
+    text = json.dumps(parts, sort_keys=True, separators=(',', ':'), allow_nan=False)
+    return hashlib.sha256(text.encode('utf-8')).hexdigest()
+
+
+def _answer(rule, reasons, remove=None):
+    when, action, fixed_remove, _does = RULES[rule]
+    return {'action': action, 'rule': rule + 1, 'when': when,
+            'remove_speculation': fixed_remove if fixed_remove is not None else bool(remove),
+            'reasons': reasons}
+
+
+def decide(observed):
+    """One action for one host.
+
+    ``observed`` keys: ``service_exists`` (bool), ``running`` (bool: a main process runs),
+    ``running_speculative`` (bool: its command line has --speculative-config), ``record`` (a schema 2
+    record or {}), ``record_problem`` (str or None), ``last_known_good`` (bool: the copy exists),
+    ``guard_armed`` (bool), ``state`` ('enabled' or 'disabled'), ``force_verify`` (bool),
+    ``fingerprint`` (str: of the current inputs), ``service_sha256`` (str or None: the service file now),
+    ``service`` (str: its name, for the reasons).
+    """
+    record = observed.get('record') or {}
+    status = record.get('status')
+    name = observed.get('service') or 'the vLLM service'
+    spec = bool(observed.get('running_speculative'))
+    lkg = bool(observed.get('last_known_good'))
+    reasons = []
+    if observed.get('record_problem'):
+        reasons.append('The recorded outcome is ignored: %s.' % observed['record_problem'])
+
+    interrupted = status == 'pending' or bool(observed.get('guard_armed'))
+    if not observed.get('service_exists') and not (interrupted and lkg):
+        return _answer(0, reasons + ['There is no vLLM service %s on this host: nothing to speculate on.' % name])
+    if interrupted:
+        why = ('a change is recorded as in flight (started %s)' % record.get('started', 'at an unknown time')
+               if status == 'pending' else 'the guard of an earlier change is still armed')
+        return _answer(1, reasons + ['A previous run stopped in the middle of the change: %s. The last-known-good '
+                                     'service is restored and the host decided again.' % why])
+    if not observed.get('running'):
+        return _answer(2, reasons + ['%s is not running: start it (jetson_llm.vllm.serve), then run again.' % name])
+    if spec and not lkg:
+        return _answer(3, reasons + [
+            '%s runs with --speculative-config, but this collection has no last-known-good copy of its service '
+            '(%s), so its non-speculative baseline is unknown: left as it is. Deploy the baseline '
+            '(jetson_llm.vllm.serve or your own unit without --speculative-config), then run again.'
+            % (name, 'a record exists' if record else 'and no record')])
+    if observed.get('state') == 'disabled':
+        if spec:
+            return _answer(4, reasons + ['Speculative decoding is removed on purpose (jetson_spec_state: disabled).'])
+        if status == 'disabled':
+            return _answer(5, reasons + ['Disabled earlier; %s runs without --speculative-config.' % name])
+        return _answer(6, reasons + ['Speculative decoding is disabled (jetson_spec_state: disabled); %s already '
+                                     'runs without --speculative-config.' % name])
+    same = record.get('fingerprint') == observed.get('fingerprint') and status in SETTLED
+    if spec and status != 'enabled' and same and not observed.get('force_verify'):
+        return _answer(7, reasons + ['The record says %s, but %s runs with --speculative-config: speculation is '
+                                     'removed so that the host runs what its record says.' % (status, name)])
+    if status == 'enabled' and not spec:
+        return _answer(8, reasons + ['The record says enabled, but the running %s has no --speculative-config: '
+                                     'verified again.' % name])
+    file_same = record.get('service_sha256') is not None and record.get('service_sha256') == observed.get('service_sha256')
+    if same and file_same and not observed.get('force_verify'):
+        return _answer(9, reasons + ['Recorded earlier, nothing changed since.'])
+    why = []
+    if not record:
+        why.append('no outcome is recorded')
+    elif record.get('fingerprint') != observed.get('fingerprint'):
+        why.append('the inputs or the software changed since the recorded outcome')
+    elif status not in SETTLED:
+        why.append('the recorded outcome is %s' % status)
+    elif not file_same:
+        why.append('the service file changed since the recorded outcome')
+    if observed.get('force_verify'):
+        why.append('jetson_spec_force_verify is set')
+    if spec and status != 'enabled':
+        why.append('the record says %s but speculation runs (removed before the baseline is measured)' % status)
+    return _answer(10, reasons + ['Verify: %s.' % '; '.join(why or ['requested'])], remove=spec)
+
+
+def lifecycle_table():
+    """docs/lifecycle.md's table (Markdown), from RULES."""
+    lines = ['| # | when (first match wins) | action | removes speculation | what the run does |',
+             '|---|---|---|---|---|']
+    for index, (when, action, remove, does) in enumerate(RULES):
+        removes = 'when it runs' if remove is None else ('yes' if remove else 'no')
+        lines.append('| %d | %s | `%s` | %s | %s |' % (index + 1, when, action, removes, does))
+    return '\n'.join(lines) + '\n'

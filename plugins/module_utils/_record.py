@@ -1,0 +1,94 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, jetson_llm.vllm maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The outcome record a host keeps (/etc/ansible/facts.d/jetson_vllm_speculative.fact): its one owner.
+
+The module ``speculative_state`` reads it, the module ``speculative_record`` writes it and the fleet
+report reads it, all through this file. Standard library only (it runs on the targets).
+
+Schema 2 (this release) adds ``schema`` to the record of schema 1 (the previous releases, which had
+no ``schema`` key); every other key keeps its meaning, so a schema 1 record is migrated by adding it.
+A damaged record (not JSON, not an object, an unknown status, a newer schema) reads as no record,
+with the problem said, never as a crash.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import json
+
+SCHEMA_VERSION = 2
+# What a record may say. ``pending``: a change is in flight (written before the restart, replaced by the
+# outcome); every other status is an outcome.
+STATUSES = ('enabled', 'reverted', 'refused', 'skipped', 'disabled', 'failed', 'pending')
+# Outcomes a re-run with the same inputs keeps (``failed`` is tried again).
+SETTLED = ('enabled', 'reverted', 'refused', 'skipped', 'disabled')
+MAX_RECORD_BYTES = 1048576
+
+
+class RecordError(ValueError):
+    """A record that cannot be written as given."""
+
+
+def migrate(record):
+    """A record of any known schema -> (schema 2 record, problem or None)."""
+    if not isinstance(record, dict):
+        return {}, 'the record is not a JSON object'
+    schema = record.get('schema', 1)
+    if isinstance(schema, bool) or not isinstance(schema, int) or schema < 1:
+        return {}, 'the record has an invalid schema %r' % (schema,)
+    if schema > SCHEMA_VERSION:
+        return {}, ('the record has schema %d, newer than this collection (%d): written by a newer release'
+                    % (schema, SCHEMA_VERSION))
+    status = record.get('status')
+    if status not in STATUSES:
+        return {}, 'the record has an unknown status %r (allowed: %s)' % (status, ', '.join(STATUSES))
+    migrated = dict(record)
+    migrated['schema'] = SCHEMA_VERSION
+    return migrated, None
+
+
+def parse(data):
+    """The bytes or text of a record file -> (record, problem or None); a damaged record is ({}, problem)."""
+    if data is None:
+        return {}, None
+    if isinstance(data, bytes):
+        if len(data) > MAX_RECORD_BYTES:
+            return {}, 'the record is larger than %d bytes' % MAX_RECORD_BYTES
+        try:
+            data = data.decode('utf-8')
+        except UnicodeDecodeError:
+            return {}, 'the record is not UTF-8'
+    if not data.strip():
+        return {}, 'the record is empty'
+    try:
+        record = json.loads(data)
+    except ValueError as exc:
+        return {}, 'the record is not JSON (%s)' % str(exc)[:120]
+    return migrate(record)
+
+
+def validate(record):
+    """A record about to be written: a dict with a known status; returns it with the current schema."""
+    if not isinstance(record, dict):
+        raise RecordError('the record must be a dictionary, not %s' % type(record).__name__)
+    status = record.get('status')
+    if status not in STATUSES:
+        raise RecordError('the record status %r is not one of %s' % (status, ', '.join(STATUSES)))
+    reasons = record.get('reasons', [])
+    if not isinstance(reasons, list) or not all(isinstance(item, str) for item in reasons):
+        raise RecordError('the record reasons must be a list of strings')
+    result = dict(record)
+    result['schema'] = SCHEMA_VERSION
+    return result
+
+
+def dumps(record):
+    """The file content of a validated record (stable: sorted keys, two-space indent, final newline)."""
+    try:
+        text = json.dumps(validate(record), indent=2, sort_keys=True, allow_nan=False)
+    except ValueError as exc:
+        if isinstance(exc, RecordError):
+            raise
+        raise RecordError('the record holds a value JSON cannot carry (%s)' % exc)
+    return text + '\n'

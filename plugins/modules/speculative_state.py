@@ -1,0 +1,367 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, jetson_llm.vllm maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: speculative_state
+short_description: Read a host's speculative-decoding state in one pass and decide what a run does
+version_added: 0.2.0
+description:
+  - Reads, on the target, everything the lifecycle of M(jetson_llm.vllm.speculative_decoding) depends on, in one
+    pass, and returns one action from a closed set with its reasons. The role dispatches on RV(action).
+  - "What it reads: the deployed service as M(jetson_llm.vllm.vllm_service_info) reads it (the unit with its
+    drop-ins or the compose file, and the command line of the B(running) process or container), the recorded
+    outcome (O(fact_file), any schema this collection wrote; a damaged record counts as none, with a reason), the
+    last-known-good copy (O(last_known_good)) and the guard timer (O(guard_unit))."
+  - "The inputs are normalised the Ansible way before they are compared with the record: V(\"false\"), V(\"no\"),
+    V(0) are false, numeric strings are numbers; a value that is neither fails with the option's name. An AWX
+    survey's string booleans therefore give the same fingerprint as YAML booleans."
+  - "Actions: V(in_sync) (nothing to do), V(verify) (benchmark, try, keep or revert), V(reconcile) (the record says
+    speculation is off but the running process has it: remove it), V(resume) (a change was interrupted: roll it
+    back, then decide again), V(disable), V(refuse) (speculation runs that this collection did not put there),
+    V(skip) (no service, or it does not run). docs/lifecycle.md has the rules as a table."
+  - The module changes nothing.
+author:
+  - jetson_llm.vllm maintainers (@jetson-llm)
+extends_documentation_fragment:
+  - jetson_llm.vllm._attributes
+  - jetson_llm.vllm._attributes.reader
+options:
+  name:
+    description: The systemd unit (without C(.service)) or the compose service of vLLM.
+    type: str
+    required: true
+  manager:
+    description: How the service is deployed.
+    type: str
+    choices: [systemd, compose]
+    default: systemd
+  project_src:
+    description: The compose project directory (with O(manager=compose)).
+    type: path
+  fact_file:
+    description: The outcome record (JSON) of earlier runs.
+    type: path
+    required: true
+  last_known_good:
+    description: The last-known-good copy of the non-speculative service definition.
+    type: path
+    required: true
+  guard_unit:
+    description: The guard's systemd timer, without C(.timer). Armed means C(ActiveState) active or activating.
+    type: str
+    required: true
+  state:
+    description: V(enabled) runs the loop; V(disabled) removes speculation on purpose.
+    type: str
+    choices: [enabled, disabled]
+    default: enabled
+  force_verify:
+    description: Verify again even when nothing changed.
+    type: bool
+    default: false
+  default_gpu_memory_utilization:
+    description:
+      - The baseline C(--gpu-memory-utilization) when the running service does not say (vLLM's default is 0.9).
+      - While speculation runs, the baseline value is the one recorded when the change was made.
+    type: float
+    default: 0.9
+  baseline:
+    description:
+      - What the baseline's outcome depends on besides the workload (L4T, JetPack, vLLM version, image, model, ...),
+        as the role gathers it. Part of both fingerprints, as given.
+    type: dict
+    default: {}
+  workload:
+    description: The benchmark workload (the options of M(jetson_llm.vllm.vllm_benchmark)), normalised.
+    type: dict
+    default: {}
+    options:
+      concurrency: {type: list, elements: int}
+      num_prompts: {type: int}
+      warmup_prompts: {type: int}
+      input_len: {type: int}
+      output_len: {type: int}
+      dataset: {type: str}
+      prompts_file: {type: str}
+      temperature: {type: float}
+      ignore_eos: {type: bool}
+      seed: {type: int}
+      max_failed_ratio: {type: float}
+      request_timeout: {type: float}
+      request_deadline: {type: float}
+  inputs:
+    description:
+      - The decision inputs (method, models, K, concurrency, thresholds), normalised; part of the fingerprint.
+        Options not given are left out of it.
+    type: dict
+    default: {}
+    options:
+      method: {type: str}
+      eagle3_head: {type: str}
+      draft_model: {type: str}
+      smaller_draft_model: {type: str}
+      num_speculative_tokens: {type: int}
+      expected_concurrency: {type: int}
+      allow_small_devices: {type: bool}
+      extra_config: {type: dict}
+      min_throughput_gain: {type: float}
+      min_tpot_reduction: {type: float}
+      disable_below_gain: {type: float}
+      c8_tolerance: {type: float}
+      keep_marginal: {type: bool}
+      regression_rule: {type: str}
+      phase_shift: {type: dict}
+      decide_undetermined: {type: str}
+      measurement: {type: str}
+'''
+
+EXAMPLES = r'''
+- name: What does this run do on the host?
+  jetson_llm.vllm.speculative_state:
+    name: vllm
+    fact_file: /etc/ansible/facts.d/jetson_vllm_speculative.fact
+    last_known_good: /var/lib/jetson_llm/speculative/vllm.last-known-good
+    guard_unit: jetson-spec-guard-vllm
+    inputs:
+      keep_marginal: "false"   # an AWX survey's string: the same as false
+      expected_concurrency: "1"
+  register: state
+
+- name: Dispatch on it
+  ansible.builtin.debug:
+    msg: "{{ state.action }}: {{ state.reasons | join(' ') }}"
+'''
+
+RETURN = r'''
+action:
+  description: What the run does, one of V(in_sync), V(verify), V(reconcile), V(resume), V(disable), V(refuse), V(skip).
+  returned: always
+  type: str
+  sample: in_sync
+rule:
+  description: The rule that chose the action (its number in docs/lifecycle.md's table).
+  returned: always
+  type: int
+remove_speculation:
+  description: Whether the action restores the last-known-good (non-speculative) service first.
+  returned: always
+  type: bool
+reasons:
+  description: Why, in sentences.
+  returned: always
+  type: list
+  elements: str
+record:
+  description: The recorded outcome (schema 2, migrated from an earlier schema), or an empty dictionary.
+  returned: always
+  type: dict
+record_problem:
+  description: Why the record file was ignored (damaged, unknown status, newer schema), or null.
+  returned: always
+  type: str
+running:
+  description: The running process as read from C(/proc) or the container.
+  returned: always
+  type: dict
+  contains:
+    running: {description: A main process or container runs., type: bool, returned: always}
+    speculative: {description: Its command line has C(--speculative-config)., type: bool, returned: always}
+    speculative_config: {description: That configuration, or null., type: dict, returned: always}
+    gpu_memory_utilization: {description: Its C(--gpu-memory-utilization), or null., type: float, returned: always}
+service:
+  description: The service definition on disk.
+  returned: always
+  type: dict
+  contains:
+    exists: {description: The unit or compose file exists., type: bool, returned: always}
+    path: {description: Its path., type: str, returned: always}
+    sha256: {description: Its sha256, or null., type: str, returned: always}
+    speculative: {description: The file has C(--speculative-config)., type: bool, returned: always}
+    model: {description: The model it serves (running process first, else the file), or null., type: str, returned: always}
+    port: {description: Its port, or null., type: int, returned: always}
+last_known_good:
+  description: The last-known-good copy.
+  returned: always
+  type: dict
+  contains:
+    exists: {description: It exists as a regular file., type: bool, returned: always}
+    sha256: {description: Its sha256, or null., type: str, returned: always}
+guard_armed:
+  description: The guard timer is active.
+  returned: always
+  type: bool
+baseline_gpu_memory_utilization:
+  description: The baseline's C(--gpu-memory-utilization) (running value, or the recorded one while speculation runs).
+  returned: always
+  type: float
+fingerprint:
+  description: sha256 of the normalised baseline, workload and decision inputs.
+  returned: always
+  type: str
+baseline_fingerprint:
+  description: sha256 of the normalised baseline and workload (whether a stored baseline benchmark can be reused).
+  returned: always
+  type: str
+inputs:
+  description: The decision inputs as normalised (only those given).
+  returned: always
+  type: dict
+workload:
+  description: The workload as normalised (only the keys given).
+  returned: always
+  type: dict
+'''
+
+import hashlib
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._lifecycle import decide, fingerprint
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._record import MAX_RECORD_BYTES, parse
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import ServiceInfoError, gather
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service_files import read_regular
+
+LIVE_ROOT = '/'
+
+
+def _given(options):
+    return dict((key, value) for key, value in (options or {}).items() if value is not None)
+
+
+def _read(path, limit):
+    read = read_regular(LIVE_ROOT, path, limit=limit)
+    problem = None
+    if read.exists and read.data is None:
+        problem = '%s cannot be read (%s)' % (path, read.error or 'not a regular file')
+    return read, problem
+
+
+def guard_armed(module, unit):
+    systemctl = module.get_bin_path('systemctl')
+    if not systemctl:
+        return False
+    rc, out, _err = module.run_command([systemctl, 'show', '--property=ActiveState', '--value', unit + '.timer'],
+                                       check_rc=False, environ_update={'LC_ALL': 'C', 'SYSTEMD_PAGER': ''})
+    return rc == 0 and out.strip() in ('active', 'activating')
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            name=dict(type='str', required=True),
+            manager=dict(type='str', default='systemd', choices=['systemd', 'compose']),
+            project_src=dict(type='path'),
+            fact_file=dict(type='path', required=True),
+            last_known_good=dict(type='path', required=True),
+            guard_unit=dict(type='str', required=True),
+            state=dict(type='str', default='enabled', choices=['enabled', 'disabled']),
+            force_verify=dict(type='bool', default=False),
+            default_gpu_memory_utilization=dict(type='float', default=0.9),
+            baseline=dict(type='dict', default={}),
+            workload=dict(type='dict', default={}, options=dict(
+                concurrency=dict(type='list', elements='int'), num_prompts=dict(type='int'),
+                warmup_prompts=dict(type='int'), input_len=dict(type='int'), output_len=dict(type='int'),
+                dataset=dict(type='str'), prompts_file=dict(type='str'), temperature=dict(type='float'),
+                ignore_eos=dict(type='bool'), seed=dict(type='int'), max_failed_ratio=dict(type='float'),
+                request_timeout=dict(type='float'), request_deadline=dict(type='float'))),
+            inputs=dict(type='dict', default={}, options=dict(
+                method=dict(type='str'), eagle3_head=dict(type='str'), draft_model=dict(type='str'),
+                smaller_draft_model=dict(type='str'), num_speculative_tokens=dict(type='int', no_log=False),
+                expected_concurrency=dict(type='int'), allow_small_devices=dict(type='bool'),
+                extra_config=dict(type='dict'), min_throughput_gain=dict(type='float'),
+                min_tpot_reduction=dict(type='float'), disable_below_gain=dict(type='float'),
+                c8_tolerance=dict(type='float'), keep_marginal=dict(type='bool'), regression_rule=dict(type='str'),
+                phase_shift=dict(type='dict'), decide_undetermined=dict(type='str'), measurement=dict(type='str'))),
+        ),
+        required_if=[('manager', 'compose', ['project_src'])],
+        supports_check_mode=True,
+    )
+    params = module.params
+
+    def run_command(argv):
+        return module.run_command(argv, check_rc=False, environ_update={'LC_ALL': 'C', 'SYSTEMD_PAGER': ''})
+
+    try:
+        service, warnings = gather(params['name'], manager=params['manager'], project_src=params['project_src'],
+                                   run_command=run_command, which=module.get_bin_path)
+    except ServiceInfoError as exc:
+        module.fail_json(msg=str(exc))
+    for warning in warnings:
+        module.warn(warning)
+
+    record_read, record_problem = _read(params['fact_file'], MAX_RECORD_BYTES)
+    record, parse_problem = parse(record_read.data) if record_read.data is not None else ({}, None)
+    record_problem = record_problem or parse_problem
+    lkg_read, lkg_problem = _read(params['last_known_good'], 4 * 1048576)
+    if lkg_problem:
+        module.warn(lkg_problem)
+
+    running = service.get('running') or None
+    run_serve = (running or {}).get('serve') or {}
+    configured = (service.get('configured') or {}).get('serve') or {}
+    state = service.get('state') or {}
+    is_running = running is not None or state.get('status') in ('running', 'active')
+    speculative = run_serve.get('speculative_config') is not None
+
+    if speculative:
+        baseline_gmu = record.get('baseline_gpu_memory_utilization')
+    else:
+        baseline_gmu = run_serve.get('gpu_memory_utilization') if running else configured.get('gpu_memory_utilization')
+    try:
+        baseline_gmu = float(baseline_gmu) if baseline_gmu is not None else params['default_gpu_memory_utilization']
+    except (TypeError, ValueError):
+        baseline_gmu = params['default_gpu_memory_utilization']
+
+    workload = _given(params['workload'])
+    inputs = _given(params['inputs'])
+    baseline_parts = dict(params['baseline'], baseline_gpu_memory_utilization=baseline_gmu, workload=workload)
+    try:
+        baseline_fingerprint = fingerprint(baseline_parts)
+        full_fingerprint = fingerprint({'baseline': baseline_fingerprint, 'inputs': inputs})
+    except (TypeError, ValueError) as exc:
+        module.fail_json(msg='baseline, workload or inputs hold a value that cannot be fingerprinted (%s)' % exc)
+
+    service_file = service.get('file') or {}
+    observed = {
+        'service': params['name'],
+        'service_exists': bool(service.get('exists')),
+        'running': bool(is_running),
+        'running_speculative': speculative,
+        'record': record,
+        'record_problem': record_problem,
+        'last_known_good': lkg_read.data is not None,
+        'guard_armed': guard_armed(module, params['guard_unit']),
+        'state': params['state'],
+        'force_verify': params['force_verify'],
+        'fingerprint': full_fingerprint,
+        'service_sha256': service_file.get('sha256'),
+    }
+    answer = decide(observed)
+    module.exit_json(
+        changed=False,
+        action=answer['action'], rule=answer['rule'], remove_speculation=answer['remove_speculation'],
+        reasons=answer['reasons'], record=record, record_problem=record_problem,
+        running={'running': bool(is_running), 'speculative': speculative,
+                 'speculative_config': run_serve.get('speculative_config'),
+                 'gpu_memory_utilization': run_serve.get('gpu_memory_utilization')},
+        service={'exists': bool(service.get('exists')), 'path': service_file.get('path'),
+                 'sha256': service_file.get('sha256'),
+                 'speculative': configured.get('speculative_config') is not None,
+                 'model': (service.get('serve') or {}).get('model'), 'port': (service.get('serve') or {}).get('port')},
+        last_known_good={'exists': lkg_read.data is not None,
+                         'sha256': hashlib.sha256(lkg_read.data).hexdigest() if lkg_read.data is not None else None},
+        guard_armed=observed['guard_armed'],
+        baseline_gpu_memory_utilization=baseline_gmu,
+        fingerprint=full_fingerprint, baseline_fingerprint=baseline_fingerprint,
+        inputs=inputs, workload=workload,
+    )
+
+
+if __name__ == '__main__':
+    main()

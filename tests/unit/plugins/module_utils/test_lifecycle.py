@@ -1,0 +1,147 @@
+"""The lifecycle decision (module_utils/_lifecycle.py) as a table: every cell of record x what runs x inputs."""
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _lifecycle as L
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._record import STATUSES
+
+TOP = Path(__file__).resolve().parents[4]
+FP = "f" * 64
+SHA = "a" * 64
+
+
+def observed(status=None, spec=False, running=True, lkg=True, guard=False, state="enabled", force=False,
+             same_inputs=True, same_file=True, exists=True):
+    record = {} if status is None else {"status": status, "fingerprint": FP if same_inputs else "0" * 64,
+                                        "service_sha256": SHA if same_file else "b" * 64, "started": "then"}
+    return {"service": "vllm", "service_exists": exists, "running": running, "running_speculative": spec,
+            "record": record, "record_problem": None, "last_known_good": lkg, "guard_armed": guard,
+            "state": state, "force_verify": force, "fingerprint": FP, "service_sha256": SHA}
+
+
+# The issue's rows, by name: (observed, action, removes speculation).
+ROWS = {
+    "same run, string booleans normalised: in sync": (observed("enabled", spec=True), "in_sync", False),
+    "enabled, then concurrency 8 (new inputs): verify, speculation removed first":
+        (observed("enabled", spec=True, same_inputs=False), "verify", True),
+    "refused while speculation runs (an earlier release): reconcile": (observed("refused", spec=True), "reconcile", True),
+    "refused while speculation runs, then state=disabled": (observed("refused", spec=True, state="disabled"), "disable", True),
+    "refused while speculation runs, forced: verify after removal":
+        (observed("refused", spec=True, force=True), "verify", True),
+    "controller killed mid-change (record pending), guard already restored": (observed("pending"), "resume", True),
+    "controller killed mid-change, speculation still running": (observed("pending", spec=True), "resume", True),
+    "guard armed without a pending record": (observed("enabled", spec=True, guard=True), "resume", True),
+    "pending, state=disabled: resume first": (observed("pending", spec=True, state="disabled"), "resume", True),
+    "no vLLM service": (observed(None, exists=False, running=False), "skip", False),
+    "service missing mid-change, copy exists: resume": (observed("pending", exists=False, running=False), "resume", True),
+    "service stopped": (observed("enabled", spec=False, running=False), "skip", False),
+    "speculation nobody recorded, no copy: refuse": (observed(None, spec=True, lkg=False), "refuse", False),
+    "speculation with a record but no copy: refuse": (observed("enabled", spec=True, lkg=False), "refuse", False),
+    "first run": (observed(None), "verify", False),
+    "disabled, nothing speculative, recorded disabled": (observed("disabled", state="disabled"), "in_sync", False),
+    "disabled, nothing speculative, record reverted": (observed("reverted", state="disabled"), "disable", False),
+    "record enabled but the process runs without speculation": (observed("enabled", spec=False), "verify", False),
+    "operator edited the unit after a kept change": (observed("enabled", spec=True, same_file=False), "verify", True),
+    "failed record: tried again": (observed("failed"), "verify", False),
+    "reverted, same inputs: in sync": (observed("reverted"), "in_sync", False),
+    "reverted, JetPack upgraded: verify": (observed("reverted", same_inputs=False), "verify", False),
+}
+
+
+@pytest.mark.parametrize("name", list(ROWS))
+def test_issue_rows(name):
+    obs, action, removes = ROWS[name]
+    answer = L.decide(obs)
+    assert (answer["action"], answer["remove_speculation"]) == (action, removes), answer
+    assert answer["reasons"] and all(isinstance(r, str) and r for r in answer["reasons"])
+
+
+CELLS = list(itertools.product(
+    [None] + list(STATUSES),          # record status
+    [False, True],                     # speculation runs
+    [False, True],                     # the service runs
+    [False, True],                     # last-known-good copy
+    [False, True],                     # guard armed
+    ["enabled", "disabled"],
+    [False, True],                     # force
+    [False, True],                     # same inputs
+    [False, True],                     # same file
+    [False, True],                     # service exists
+))
+
+
+def _cell(values):
+    status, spec, running, lkg, guard, state, force, same_inputs, same_file, exists = values
+    if spec and not running:
+        return None  # a process that does not run has no command line
+    if not exists and running:
+        return None  # a running service has a unit
+    return observed(status, spec=spec, running=running, lkg=lkg, guard=guard, state=state, force=force,
+                    same_inputs=same_inputs, same_file=same_file, exists=exists)
+
+
+def test_every_cell_has_one_action_from_the_closed_set_and_keeps_record_equal_to_reality():
+    seen = set()
+    for values in CELLS:
+        obs = _cell(values)
+        if obs is None:
+            continue
+        answer = L.decide(obs)
+        action = answer["action"]
+        seen.add(action)
+        assert action in L.ACTIONS
+        assert answer["rule"] in range(1, len(L.RULES) + 1) and L.RULES[answer["rule"] - 1][1] == action
+        status = obs["record"].get("status")
+        interrupted = status == "pending" or obs["guard_armed"]
+        # An interruption is always resumed first, never left for a human.
+        if interrupted and (obs["service_exists"] or obs["last_known_good"]):
+            assert action == "resume", (values, answer)
+        # Speculation that runs is never left in place under a record that says it is off, unless nothing
+        # can restore the baseline (then the run refuses and says so, and writes no record).
+        if obs["running_speculative"] and not interrupted:
+            if not obs["last_known_good"]:
+                assert action == "refuse", (values, answer)
+            elif obs["state"] == "disabled":
+                assert (action, answer["remove_speculation"]) == ("disable", True), (values, answer)
+            elif status != "enabled":
+                assert answer["remove_speculation"], (values, answer)
+                assert action in ("reconcile", "verify"), (values, answer)
+        # Nothing to restore from: never an action that needs the copy.
+        if answer["remove_speculation"] and action != "resume":
+            assert obs["last_known_good"], (values, answer)
+        # in_sync only when the record describes what runs.
+        if action == "in_sync":
+            assert status in ("enabled", "reverted", "refused", "skipped", "disabled")
+            assert (status == "enabled") == bool(obs["running_speculative"]), (values, answer)
+            assert not obs["force_verify"] or obs["state"] == "disabled"
+    assert seen == set(L.ACTIONS)
+
+
+def test_string_and_typed_inputs_fingerprint_alike_only_after_normalisation():
+    typed = {"keep_marginal": False, "expected_concurrency": 1, "c8_tolerance": 0.0}
+    assert L.fingerprint(typed) == L.fingerprint(dict(reversed(list(typed.items()))))
+    # The module normalises "false" / "1" / "0.0" to these before fingerprinting; raw strings differ.
+    assert L.fingerprint(typed) != L.fingerprint({"keep_marginal": "false", "expected_concurrency": "1",
+                                                   "c8_tolerance": "0.0"})
+
+
+def test_fingerprint_refuses_nan():
+    with pytest.raises(ValueError):
+        L.fingerprint({"x": float("nan")})
+
+
+def test_damaged_record_is_said_and_treated_as_none():
+    obs = observed(None)
+    obs["record_problem"] = "the record is not JSON"
+    answer = L.decide(obs)
+    assert answer["action"] == "verify"
+    assert answer["reasons"][0] == "The recorded outcome is ignored: the record is not JSON."
+
+
+def test_docs_lifecycle_table_is_generated_from_the_rules():
+    text = (TOP / "docs" / "lifecycle.md").read_text()
+    assert L.lifecycle_table() in text, "docs/lifecycle.md is stale: regenerate it (see its first lines)"
