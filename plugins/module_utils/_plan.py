@@ -20,6 +20,7 @@ from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks impor
     check_image_ref, check_int, check_model_ref, check_vllm_version, show)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_config import (
     MIN_VLLM_DRAFT_MODEL, MIN_VLLM_SPECULATIVE_CONFIG, config_json, validate_extra_config)
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._startup import FAILURE_KINDS
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._version import parse_version
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._verdict import metric, runs_by_concurrency, unwrap_benchmark
 
@@ -39,8 +40,8 @@ PLAN_DEFAULTS = {
     # half of e2e latency on Thor and AGX Orin, so the default refuses only prefill-bound workloads.
     'max_ttft_share': 0.5,
 }
-STARTUP_FAILURES = ('oom', 'config_rejected', 'engine_init', 'crash_loop', 'timeout')
-NEXT_STEPS = ('first_attempt', 'lower_gpu_memory_utilization', 'smaller_draft', 'none')
+# Every way a start-up fails, as vllm_health classifies it: each is a valid previous_attempt.failure.
+STARTUP_FAILURES = FAILURE_KINDS
 DEFAULT_NUM_SPECULATIVE_TOKENS = _devices.DEFAULT_NUM_SPECULATIVE_TOKENS
 
 MIN_VLLM_UPSTREAM_JETSON = _devices.UPSTREAM_MIN_VLLM
@@ -446,6 +447,9 @@ def _next_step(d, previous, baseline, smaller_draft_model, opts):
                         ['memory_tuning', 'no_speculation']),
         'crash_loop': ('The previous start-up crashed repeatedly: go back to the non-speculative command and read the '
                        'service log before trying speculation again.', ['no_speculation']),
+        'early_exit': ('The previous start-up ended (the process exited) before it served, with no error vLLM is known '
+                       'to print: go back to the non-speculative command and read the service log before trying '
+                       'speculation again.', ['no_speculation']),
         'timeout': ('The previous start-up did not become ready in time (the draft download or its warm-up may be '
                     'too slow): go back to the non-speculative command; try again with the draft already in the '
                     'cache.', ['no_speculation']),

@@ -14,8 +14,6 @@ new set rather than editing this one.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-PROMPT_SET_VERSION = 1
-
 CHAT = (
     "User: I am setting up a small greenhouse on my balcony for tomatoes and basil. The balcony faces west and gets "
     "about five hours of direct sun in the afternoon. What should I watch out for in the first month, and how often "

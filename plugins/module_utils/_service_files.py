@@ -96,11 +96,6 @@ def list_dir(root, path):
         return []
 
 
-def is_regular(root, path):
-    real = resolve_in_root(root, path)
-    return real is not None and os.path.isfile(real)
-
-
 # --------------------------------------------------------------------------------------------
 # Environment files (systemd EnvironmentFile=, compose env_file / .env, docker --env-file)
 # --------------------------------------------------------------------------------------------

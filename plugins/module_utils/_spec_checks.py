@@ -142,7 +142,6 @@ _CHAR_NAMES = {
 _MODEL_ID_HELP = ("Use a Hugging Face repo id (owner/name made of letters, digits, '.', '_' and '-') or an absolute "
                   "path (letters, digits, '.', '_', '-', '+' and '/'); the value is written into a systemd unit file "
                   "and a compose file, so quotes, whitespace, '%', '$' and shell characters are refused.")
-_PATH_CHARS = re.compile(r'^[A-Za-z0-9._+/-]+\Z')
 _HF_PART = re.compile(r'^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\Z')
 
 

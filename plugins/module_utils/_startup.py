@@ -21,6 +21,7 @@ import time
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._http import Endpoint, EndpointError
 
+# Every way a start-up fails (vllm_health's failure; speculative_plan's previous_attempt.failure).
 FAILURE_KINDS = ('config_rejected', 'oom', 'engine_init', 'crash_loop', 'early_exit', 'timeout')
 
 # Substrings vLLM prints (wording drifts between releases: match the stable parts), most specific

@@ -9,7 +9,8 @@ __metaclass__ = type
 import os
 import re
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _speculative as S
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _plan as P
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _verdict as V
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._catalogue import CATALOGUE
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
@@ -68,15 +69,15 @@ def _default_cells(option):
 
 def test_every_option_default_is_in_the_table():
     """Each default in the code appears (as a number) in the Default cell of a row naming its option."""
-    for option, default in list(S.PLAN_DEFAULTS.items()) + list(S.VERDICT_DEFAULTS.items()):
+    for option, default in list(P.PLAN_DEFAULTS.items()) + list(V.VERDICT_DEFAULTS.items()):
         cells = _default_cells(option)
         assert cells, 'no row names the option %s' % option
         numbers = [float(n) for cell in cells for n in re.findall(r'\d+(?:\.\d+)?', cell)]
         assert float(default) in numbers, '%s: default %s not in %s' % (option, default, cells)
     k_cells = _default_cells('num_speculative_tokens')
-    assert any('%d / %d' % (S.DEFAULT_NUM_SPECULATIVE_TOKENS['thor'], S.DEFAULT_NUM_SPECULATIVE_TOKENS['orin']) in c
+    assert any('%d / %d' % (P.DEFAULT_NUM_SPECULATIVE_TOKENS['thor'], P.DEFAULT_NUM_SPECULATIVE_TOKENS['orin']) in c
                for c in k_cells)
-    assert any(c == str(S.MAX_NUM_SPECULATIVE_TOKENS) for c in k_cells)
+    assert any(c == str(P.MAX_NUM_SPECULATIVE_TOKENS) for c in k_cells)
 
 
 def test_catalogue_table_matches_the_catalogue():

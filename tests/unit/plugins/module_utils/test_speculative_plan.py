@@ -16,9 +16,11 @@ import os
 
 import pytest
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _speculative as S
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _spec_checks as C
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _plan as P
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _spec_config as SC
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._catalogue import CATALOGUE
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._speculative import SpeculativeInputError
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import SpeculativeInputError
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 FIXTURES = os.path.join(TOP, 'tests', 'fixtures', 'rootfs')
@@ -90,7 +92,7 @@ def run(device='thor-t5000', jetson=None, **kwargs):
     if device.startswith('orin') and 'runtime_image' not in kwargs and device != 'orin-agx-r39':
         args['runtime_image'] = ORIN_IMAGE
     args.update(kwargs)
-    return S.plan(**args)
+    return P.plan(**args)
 
 
 def refused(result, rule):
@@ -219,7 +221,7 @@ def test_family_unknown_or_unsupported_devices_refused(jetson, words):
 @pytest.mark.parametrize('jetson', [None, 'thor', ['thor'], 42])
 def test_family_jetson_must_be_a_dict(jetson):
     with pytest.raises(SpeculativeInputError, match='ansible_facts.jetson dictionary'):
-        S.plan(jetson=jetson, target_model=LLAMA, expected_concurrency=1, baseline_gpu_memory_utilization=0.75)
+        P.plan(jetson=jetson, target_model=LLAMA, expected_concurrency=1, baseline_gpu_memory_utilization=0.75)
 
 
 @pytest.mark.parametrize('fixture, enable, method, k', [
@@ -238,7 +240,7 @@ def test_family_from_real_fixture_facts(fixture, enable, method, k):
 
     jetson = _jetson.gather_facts(root=os.path.join(FIXTURES, fixture), run_nvpmodel=False)
     image = ORIN_IMAGE if jetson['vllm_runtime']['path'] == 'nvidia-ai-iot' else UPSTREAM_IMAGE
-    result = S.plan(jetson=jetson, target_model=LLAMA, expected_concurrency=1, baseline_gpu_memory_utilization=0.75,
+    result = P.plan(jetson=jetson, target_model=LLAMA, expected_concurrency=1, baseline_gpu_memory_utilization=0.75,
                     vllm_version='0.20.1', runtime_image=image, draft_size_mb=1000)
     assert result['enable'] is enable, result['reasons']
     assert result['num_speculative_tokens'] == k
@@ -371,7 +373,7 @@ def test_catalogue_lists_the_published_heads_and_pairs():
         assert key == key.lower()
         for value in [key, entry['eagle3_head'], entry['draft_model']] + entry['alternatives']:
             if value:
-                assert S.check_model_ref('catalogue', value) == value
+                assert C.check_model_ref('catalogue', value) == value
 
 
 @pytest.mark.parametrize('target', ['meta-llama/Llama-3.1-8B-Instruct', 'META-LLAMA/LLAMA-3.1-8B-INSTRUCT',
@@ -846,10 +848,10 @@ def test_config_extra_must_be_a_dict():
 
 
 def test_config_allowed_keys_by_version():
-    assert 'num_speculative_tokens_per_batch_size' not in S.allowed_config_keys('eagle3', None)
-    assert 'num_speculative_tokens_per_batch_size' not in S.allowed_config_keys('eagle3', (0, 29, 9))
-    assert 'num_speculative_tokens_per_batch_size' in S.allowed_config_keys('eagle3', (0, 30))
-    assert set(S.allowed_config_keys('ngram', (0, 20))) == {'method', 'num_speculative_tokens', 'prompt_lookup_min',
+    assert 'num_speculative_tokens_per_batch_size' not in SC.allowed_config_keys('eagle3', None)
+    assert 'num_speculative_tokens_per_batch_size' not in SC.allowed_config_keys('eagle3', (0, 29, 9))
+    assert 'num_speculative_tokens_per_batch_size' in SC.allowed_config_keys('eagle3', (0, 30))
+    assert set(SC.allowed_config_keys('ngram', (0, 20))) == {'method', 'num_speculative_tokens', 'prompt_lookup_min',
                                                             'prompt_lookup_max', 'max_model_len'}
 
 
@@ -864,7 +866,7 @@ def test_config_json_is_compact_sorted_and_unit_file_safe():
 
 def test_config_json_guard_rejects_unsafe_text():
     with pytest.raises(SpeculativeInputError, match='need escaping'):
-        S.config_json({'model': "a'b"})
+        SC.config_json({'model': "a'b"})
 
 
 # --- model ids and paths -----------------------------------------------------------------------
@@ -874,7 +876,7 @@ def test_config_json_guard_rejects_unsafe_text():
     '/opt/models/llama-3.1+fp8', '/models/x_y.z', '/srv/models/tiny',
 ])
 def test_model_ref_accepted(value):
-    assert S.check_model_ref('target_model', value) == value
+    assert C.check_model_ref('target_model', value) == value
     assert run(target_model=value, draft_model='acme/draft-0.5b')['enable'] is True
 
 
@@ -947,15 +949,15 @@ def test_runtime_version_trailing_garbage_is_an_error(version):
 
 def test_runtime_version_helpers_come_from_version_module():
     from ansible_collections.jetson_llm.vllm.plugins.module_utils import _version
-    assert S._at_least((0, 20), (0, 20, 0)) is True
-    assert S._at_least((0, 19, 9), (0, 20)) is False
+    assert C._at_least((0, 20), (0, 20, 0)) is True
+    assert C._at_least((0, 19, 9), (0, 20)) is False
     assert _version.parse_version_strict('v0.20.1rc1+cpu') == (0, 20, 1)
     with pytest.raises(ValueError):
         _version.parse_version_strict('0.20.1; rm -rf /')
 
 
 def test_num_speculative_tokens_is_capped_at_the_documented_maximum():
-    cap = S.MAX_NUM_SPECULATIVE_TOKENS
+    cap = P.MAX_NUM_SPECULATIVE_TOKENS
     assert run(num_speculative_tokens=cap, measured_acceptance_rate=0.9)['num_speculative_tokens'] == cap
     for value in (cap + 1, 1000000000):
         with pytest.raises(SpeculativeInputError) as err:
@@ -985,7 +987,7 @@ def test_ttft_threshold_is_an_option_and_registered_results_are_accepted():
     bench = baseline_benchmark(2000.0, 2900.0, registered=True)
     assert run(baseline_benchmark=bench)['enable'] is False
     assert run(baseline_benchmark=bench, max_ttft_share=0.8)['enable'] is True
-    assert S.PLAN_DEFAULTS['max_ttft_share'] == 0.5
+    assert P.PLAN_DEFAULTS['max_ttft_share'] == 0.5
 
 
 def test_ttft_without_baseline_benchmark_warns():
@@ -1069,16 +1071,24 @@ def test_startup_config_rejected_rechecks_the_runtime_rule():
     assert old['refused_by'] == ['runtime', 'startup'] and 'upgrade_vllm' in old['handoff']['actions']
 
 
-@pytest.mark.parametrize('failure', ['engine_init', 'crash_loop', 'timeout'])
+@pytest.mark.parametrize('failure', ['engine_init', 'crash_loop', 'early_exit', 'timeout'])
 def test_startup_other_failures_refuse_with_a_handoff(failure):
     result = run(previous_attempt={'failure': failure, 'gpu_memory_utilization': 0.7})
     assert result['enable'] is False and result['refused_by'] == ['startup'] and result['next_step'] == 'none'
     assert result['handoff']['actions'][-1] == 'no_speculation'
+    assert result['reasons'], 'a refusal says why'
+
+
+def test_every_failure_vllm_health_reports_is_a_valid_previous_attempt():
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils._startup import FAILURE_KINDS
+    for failure in FAILURE_KINDS:
+        result = run(previous_attempt={'failure': failure, 'gpu_memory_utilization': 0.7})
+        assert result['next_step'] in ('lower_gpu_memory_utilization', 'smaller_draft', 'none'), failure
 
 
 @pytest.mark.parametrize('attempt, words', [
     ('oom', 'previous_attempt must be a dictionary'),
-    ({'failure': 'OOM'}, 'previous_attempt.failure must be one of oom, config_rejected'),
+    ({'failure': 'OOM'}, 'previous_attempt.failure must be one of config_rejected, oom'),
     ({'failure': 'oom'}, 'previous_attempt.gpu_memory_utilization must be a number'),
     ({'failure': 'oom', 'gpu_memory_utilization': float('nan')}, 'must be a finite number'),
     ({'failure': 'oom', 'gpu_memory_utilization': 0.7, 'model': 'a b'}, 'previous_attempt.model'),
@@ -1091,7 +1101,7 @@ def test_startup_previous_attempt_validated(attempt, words):
 
 
 def test_startup_lower_gpu_memory_utilization_is_a_handoff_action():
-    assert 'lower_gpu_memory_utilization' in S.HANDOFF_ACTIONS
+    assert 'lower_gpu_memory_utilization' in P.HANDOFF_ACTIONS
 
 
 # --- draft size estimate -----------------------------------------------------------------------
@@ -1121,7 +1131,7 @@ def test_long_values_are_never_echoed_whole(kwargs):
     with pytest.raises(SpeculativeInputError) as err:
         run(**kwargs)
     text = str(err.value)
-    assert len(text) <= S.SpeculativeInputError.__init__.__globals__['MAX_MESSAGE_CHARS'] + 20
+    assert len(text) <= C.SpeculativeInputError.__init__.__globals__['MAX_MESSAGE_CHARS'] + 20
     assert 'x' * 200 not in text and 'y' * 200 not in text and 'k' * 200 not in text
 
 

@@ -14,8 +14,8 @@ import copy
 
 import pytest
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _speculative as S
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._speculative import SpeculativeInputError
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _verdict as V
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import SpeculativeInputError
 
 PROMPT_SET = 'c0ffee' * 10 + 'abcd'
 
@@ -52,7 +52,7 @@ def bench(c1=(44.0, 22.0), c8=251.0, acceptance=None, **config):
 
 
 def decide(base, cand, **kwargs):
-    return S.verdict(base, cand, **kwargs)
+    return V.verdict(base, cand, **kwargs)
 
 
 # --- sanity --------------------------------------------------------------------------------------

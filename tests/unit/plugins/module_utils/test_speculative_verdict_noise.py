@@ -21,10 +21,10 @@ import time
 import pytest
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _bootstrap as B
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _speculative as S
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _verdict as V
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _speedup as X
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._benchmark import median
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._speculative import SpeculativeInputError
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import SpeculativeInputError
 from ansible_collections.jetson_llm.vllm.tests.unit.plugins.module_utils.test_speculative_verdict import bench
 
 TTFT_MS = 180.0
@@ -60,7 +60,7 @@ def pair(c1=((22.0, 0.03), (16.0, 0.03)), c8=((30.0, 0.03), (30.0, 0.03)), count
 
 
 def decide(base, cand, **kwargs):
-    return S.verdict(base, cand, **kwargs)
+    return V.verdict(base, cand, **kwargs)
 
 
 # --- known answers ---------------------------------------------------------------------------------
