@@ -96,7 +96,7 @@ attributes:
   check_mode:
     support: full
     details:
-      - In check mode the file is not written; RV(changed) says whether it would be.
+      - In check mode the file is not written; C(changed) says whether it would be.
   diff_mode:
     support: full
     details:

@@ -22,9 +22,13 @@ def _text(value, name):
     return text
 
 
-def systemd_quote(value):
+def systemd_quote(value, environment=False):
     text = _text(value, 'systemd_quote')
-    escaped = (text.replace('\\', '\\\\').replace('"', '\\"').replace('%', '%%').replace('$', '$$'))
+    escaped = text.replace('\\', '\\\\').replace('"', '\\"').replace('%', '%%')
+    # Exec lines expand $VAR and ${VAR} ($$ is a literal $); Environment= assignments do not (systemd.exec(5)),
+    # so there a $ stays as it is.
+    if not environment:
+        escaped = escaped.replace('$', '$$')
     return '"%s"' % escaped
 
 

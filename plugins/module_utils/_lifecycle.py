@@ -49,7 +49,8 @@ RULES = (
      'Restores the last-known-good service (record = reality), keeps the recorded outcome.'),
     ('the record says `enabled` but the running process has no `--speculative-config`', 'verify', False,
      'Verifies again from the running (non-speculative) service.'),
-    ('same inputs, a settled record, the service file as recorded, no `jetson_spec_force_verify`', 'in_sync', False,
+    ('same inputs, an outcome of the loop recorded (not `failed`, `pending` or `disabled`), the service file as '
+     'recorded, no `jetson_spec_force_verify`', 'in_sync', False,
      'Nothing: no restart, no request.'),
     ('anything else (no record, new inputs or software, a changed service file, a forced run)', 'verify', None,
      'Benchmarks the baseline (after removing speculation when it runs), tries the plan, keeps or reverts it.'),
@@ -111,7 +112,8 @@ def decide(observed):
             return _answer(5, reasons + ['Disabled earlier; %s runs without --speculative-config.' % name])
         return _answer(6, reasons + ['Speculative decoding is disabled (jetson_spec_state: disabled); %s already '
                                      'runs without --speculative-config.' % name])
-    same = record.get('fingerprint') == observed.get('fingerprint') and status in SETTLED
+    # A record of jetson_spec_state=disabled is not an outcome of the loop: enabling again verifies.
+    same = record.get('fingerprint') == observed.get('fingerprint') and status in SETTLED and status != 'disabled'
     if spec and status != 'enabled' and same and not observed.get('force_verify'):
         return _answer(7, reasons + ['The record says %s, but %s runs with --speculative-config: speculation is '
                                      'removed so that the host runs what its record says.' % (status, name)])
@@ -126,7 +128,7 @@ def decide(observed):
         why.append('no outcome is recorded')
     elif record.get('fingerprint') != observed.get('fingerprint'):
         why.append('the inputs or the software changed since the recorded outcome')
-    elif status not in SETTLED:
+    elif status not in SETTLED or status == 'disabled':
         why.append('the recorded outcome is %s' % status)
     elif not file_same:
         why.append('the service file changed since the recorded outcome')

@@ -234,7 +234,7 @@ options:
         description:
           - How it failed. V(oom) (out of memory at start-up), V(config_rejected) (vLLM rejected
             C(--speculative-config)), V(engine_init) (engine core initialisation failed), V(crash_loop),
-            V(early_exit) (the process ended before serving, with no known error), V(timeout) (not ready in time):
+            V(early_exit) (the process ended before serving, with no known error), V(timeout) (not ready in time);
             every failure M(jetson_llm.vllm.vllm_health) reports.
         type: str
         required: true

@@ -81,44 +81,105 @@ options:
     description: The benchmark workload (the options of M(jetson_llm.vllm.vllm_benchmark)), normalised.
     type: dict
     default: {}
-    options:
-      concurrency: {type: list, elements: int}
-      num_prompts: {type: int}
-      warmup_prompts: {type: int}
-      input_len: {type: int}
-      output_len: {type: int}
-      dataset: {type: str}
-      prompts_file: {type: str}
-      temperature: {type: float}
-      ignore_eos: {type: bool}
-      seed: {type: int}
-      max_failed_ratio: {type: float}
-      request_timeout: {type: float}
-      request_deadline: {type: float}
+    suboptions:
+      concurrency:
+        description: The concurrency levels.
+        type: list
+        elements: int
+      num_prompts:
+        description: Prompts per level.
+        type: int
+      warmup_prompts:
+        description: Warm-up prompts per level.
+        type: int
+      input_len:
+        description: Prompt tokens.
+        type: int
+      output_len:
+        description: Output tokens.
+        type: int
+      dataset:
+        description: The prompt set.
+        type: str
+      prompts_file:
+        description: A prompts file.
+        type: str
+      temperature:
+        description: Sampling temperature.
+        type: float
+      ignore_eos:
+        description: Ignore end-of-sequence.
+        type: bool
+      seed:
+        description: The seed.
+        type: int
+      max_failed_ratio:
+        description: Failed requests allowed.
+        type: float
+      request_timeout:
+        description: Per-request timeout.
+        type: float
+      request_deadline:
+        description: Whole-benchmark deadline.
+        type: float
   inputs:
     description:
       - The decision inputs (method, models, K, concurrency, thresholds), normalised; part of the fingerprint.
         Options not given are left out of it.
     type: dict
     default: {}
-    options:
-      method: {type: str}
-      eagle3_head: {type: str}
-      draft_model: {type: str}
-      smaller_draft_model: {type: str}
-      num_speculative_tokens: {type: int}
-      expected_concurrency: {type: int}
-      allow_small_devices: {type: bool}
-      extra_config: {type: dict}
-      min_throughput_gain: {type: float}
-      min_tpot_reduction: {type: float}
-      disable_below_gain: {type: float}
-      c8_tolerance: {type: float}
-      keep_marginal: {type: bool}
-      regression_rule: {type: str}
-      phase_shift: {type: dict}
-      decide_undetermined: {type: str}
-      measurement: {type: str}
+    suboptions:
+      method:
+        description: jetson_spec_method.
+        type: str
+      eagle3_head:
+        description: jetson_spec_eagle3_head.
+        type: str
+      draft_model:
+        description: jetson_spec_draft_model.
+        type: str
+      smaller_draft_model:
+        description: jetson_spec_smaller_draft_model.
+        type: str
+      num_speculative_tokens:
+        description: jetson_spec_num_speculative_tokens.
+        type: int
+      expected_concurrency:
+        description: jetson_spec_expected_concurrency.
+        type: int
+      allow_small_devices:
+        description: jetson_spec_allow_small_devices.
+        type: bool
+      extra_config:
+        description: jetson_spec_extra_config.
+        type: dict
+      min_throughput_gain:
+        description: jetson_spec_min_throughput_gain.
+        type: float
+      min_tpot_reduction:
+        description: jetson_spec_min_tpot_reduction.
+        type: float
+      disable_below_gain:
+        description: jetson_spec_disable_below_gain.
+        type: float
+      c8_tolerance:
+        description: jetson_spec_c8_tolerance.
+        type: float
+      keep_marginal:
+        description: jetson_spec_keep_marginal.
+        type: bool
+      regression_rule:
+        description: jetson_spec_regression_rule.
+        type: str
+      phase_shift:
+        description: jetson_spec_phase_shift.
+        type: dict
+      decide_undetermined:
+        description: jetson_spec_decide_undetermined.
+        type: str
+      measurement:
+        description: jetson_spec_measurement.
+        type: str
 '''
 
 EXAMPLES = r'''
@@ -170,28 +231,28 @@ running:
   returned: always
   type: dict
   contains:
-    running: {description: A main process or container runs., type: bool, returned: always}
-    speculative: {description: Its command line has C(--speculative-config)., type: bool, returned: always}
-    speculative_config: {description: That configuration, or null., type: dict, returned: always}
-    gpu_memory_utilization: {description: Its C(--gpu-memory-utilization), or null., type: float, returned: always}
+    running: {description: "A main process or container runs.", type: bool, returned: always}
+    speculative: {description: "Its command line has C(--speculative-config).", type: bool, returned: always}
+    speculative_config: {description: "That configuration, or null.", type: dict, returned: always}
+    gpu_memory_utilization: {description: "Its C(--gpu-memory-utilization), or null.", type: float, returned: always}
 service:
   description: The service definition on disk.
   returned: always
   type: dict
   contains:
-    exists: {description: The unit or compose file exists., type: bool, returned: always}
-    path: {description: Its path., type: str, returned: always}
-    sha256: {description: Its sha256, or null., type: str, returned: always}
-    speculative: {description: The file has C(--speculative-config)., type: bool, returned: always}
-    model: {description: The model it serves (running process first, else the file), or null., type: str, returned: always}
-    port: {description: Its port, or null., type: int, returned: always}
+    exists: {description: "The unit or compose file exists.", type: bool, returned: always}
+    path: {description: "Its path.", type: str, returned: always}
+    sha256: {description: "Its sha256, or null.", type: str, returned: always}
+    speculative: {description: "The file has C(--speculative-config).", type: bool, returned: always}
+    model: {description: "The model it serves (running process first, else the file), or null.", type: str, returned: always}
+    port: {description: "Its port, or null.", type: int, returned: always}
 last_known_good:
   description: The last-known-good copy.
   returned: always
   type: dict
   contains:
-    exists: {description: It exists as a regular file., type: bool, returned: always}
-    sha256: {description: Its sha256, or null., type: str, returned: always}
+    exists: {description: "It exists as a regular file.", type: bool, returned: always}
+    sha256: {description: "Its sha256, or null.", type: str, returned: always}
 guard_armed:
   description: The guard timer is active.
   returned: always

@@ -96,7 +96,8 @@ def host_vars(name):
         "vllm_port": spec["port"],
         "vllm_max_model_len": 1024,
         "vllm_gpu_memory_utilization": 0.75,
-        "vllm_environment": {"VLLM_CPU_KVCACHE_SPACE": "1"},
+        # JETSON_TEST_PATTERN: Environment= takes $ literally (systemd does not expand variables there).
+        "vllm_environment": {"VLLM_CPU_KVCACHE_SPACE": "1", "JETSON_TEST_PATTERN": "a$b%c"},
         "vllm_extra_args": ["--dtype", spec["dtype"], "--enforce-eager"],
         "vllm_api_key": API_KEY,
         "vllm_hf_token": HF_TOKEN,
@@ -244,6 +245,9 @@ def test_serve_role_deploys_a_healthy_baseline_with_secrets_in_a_root_only_file(
         assert_no_secret(fleet.cmdline(name), f"{name}'s vLLM command line")
         show = fleet.hosts[name].nsenter(["systemctl", "show", "vllm.service"]).stdout
         assert_no_secret(show, f"systemctl show on {name}")
+        environment = fleet.hosts[name].nsenter(["systemctl", "show", "vllm.service", "-p", "Environment",
+                                                 "--value"]).stdout.split()
+        assert "JETSON_TEST_PATTERN=a$b%c" in environment, environment
     # The key really protects the server: no key, no models.
     req = urllib.request.Request(f"http://127.0.0.1:{HOSTS['thor-accept']['port']}/v1/models")
     with pytest.raises(urllib.error.HTTPError) as err:
@@ -347,6 +351,55 @@ def test_accept_enables_speculation_tunes_k_and_records_it(fleet):
 
 def test_idempotent_second_run_restarts_nothing_and_sends_no_request(fleet):
     fleet.assert_second_run_changes_nothing("thor-accept", ACCEPT_VARS)
+
+
+# The runs that follow the first (AWX schedules, re-runs): an AWX survey sends every value as a string.
+SURVEY_STRINGS = {"jetson_spec_keep_marginal": "false", "jetson_spec_force_verify": "no",
+                  "jetson_spec_allow_small_devices": "False", "jetson_spec_expected_concurrency": "1",
+                  "jetson_spec_num_speculative_tokens": "4", "jetson_spec_min_throughput_gain": "0.3",
+                  "jetson_spec_c8_tolerance": "0", "jetson_spec_tune_max_steps": "1", "vllm_max_model_len": "1024",
+                  "vllm_port": str(HOSTS["thor-accept"]["port"])}
+
+
+def test_awx_survey_strings_are_the_same_run_nothing_restarts(fleet):
+    fleet.assert_second_run_changes_nothing("thor-accept", {**ACCEPT_VARS, **SURVEY_STRINGS})
+    assert "in_sync" in fleet.play("thor-accept", extra={**ACCEPT_VARS, **SURVEY_STRINGS}, check=True)[1]
+
+
+def assert_record_is_reality(fleet, name, fact_file=FACT):
+    """The record says enabled exactly when the running process has --speculative-config."""
+    fact = json.loads(fleet.read(name, fact_file))
+    assert fact["status"] != "pending", fact
+    assert (fact["status"] == "enabled") == ("speculative-config" in fleet.cmdline(name)), fact["reasons"]
+    assert fact["schema"] == 2
+    return fact
+
+
+def test_re_runs_after_a_kept_change_refuse_disable_and_enable_again_with_record_equal_to_reality(fleet):
+    assert fleet.fact("thor-accept")["status"] == "enabled" and "speculative-config" in fleet.cmdline("thor-accept")
+    # Concurrency 8 now: the plan refuses, and the speculation that runs is removed before `refused` is recorded.
+    _rc, out = fleet.play("thor-accept", extra={**ACCEPT_VARS, "jetson_spec_expected_concurrency": 8})
+    fact = assert_record_is_reality(fleet, "thor-accept")
+    assert fact["status"] == "refused" and any("concurrency" in r for r in fact["reasons"]), fact["reasons"]
+    assert any(r.startswith("Speculation was removed") for r in fact["reasons"]), fact["reasons"]
+    assert fleet.read("thor-accept", UNIT) == fleet.read("thor-accept", LKG)
+    assert healthy("thor-accept") and "REFUSED" in out
+    # The same run again: nothing to do.
+    pid = fleet.main_pid("thor-accept")
+    _rc, out = fleet.play("thor-accept", extra={**ACCEPT_VARS, "jetson_spec_expected_concurrency": "8"})
+    assert recap(out, "thor-accept")["changed"] == 0, out[-3000:]
+    assert fleet.main_pid("thor-accept") == pid
+    # Disabled on purpose: nothing speculative runs, so nothing restarts; the record says disabled.
+    _rc, out = fleet.play("thor-accept", extra={**ACCEPT_VARS, "jetson_spec_state": "disabled"})
+    fact = assert_record_is_reality(fleet, "thor-accept")
+    assert fact["status"] == "disabled", fact["reasons"]
+    assert fleet.main_pid("thor-accept") == pid
+    # A plain run enables again (verified, not taken from the old record).
+    _rc, out = fleet.play("thor-accept", extra={**ACCEPT_VARS, "jetson_spec_tune_max_steps": 0})
+    fact = assert_record_is_reality(fleet, "thor-accept")
+    assert "Benchmark the running service (candidate)" in out
+    assert fact["status"] in ("enabled", "reverted"), fact["reasons"]
+    assert healthy("thor-accept")
 
 
 # A token budget per step that fits the baseline's batch of 8 (8 tokens) but not the speculative one
@@ -524,6 +577,17 @@ def test_refusals_change_nothing(fleet):
         assert fleet.main_pid("orin-reject") == pid
 
 
+def test_a_host_without_the_vllm_service_is_skipped_with_a_reason_and_rc_0(fleet):
+    fact_file = "/etc/ansible/facts.d/nosuch.fact"
+    _rc, out = fleet.play("orin-reject", extra={"test_run_serve": False, "vllm_service_name": "nosuch",
+                                                "jetson_spec_fact_file": fact_file,
+                                                "jetson_spec_draft_model": str(MODELS / "draft-perfect")})
+    fact = json.loads(fleet.read("orin-reject", fact_file))
+    assert fact["status"] == "skipped" and "no vLLM service nosuch" in " ".join(fact["reasons"]), fact
+    assert "SKIPPED" in out
+    assert not fleet.hosts["orin-reject"].path("/etc/systemd/system/nosuch.service").exists()
+
+
 def test_jetpack_upgrade_is_re_verified(fleet):
     before = fleet.fact("orin-reject")
     release = fleet.hosts["orin-reject"].path(nspawn.IDENTITY_DIR + "/etc/nv_tegra_release")
@@ -674,3 +738,55 @@ def test_controller_killed_mid_change_the_guard_restores_the_previous_service(fl
     assert "stopped in the middle of the change" in out
     assert fleet.read("thor-faults", UNIT) == unit_before
     assert healthy("thor-faults")
+
+
+def test_controller_killed_during_the_candidate_benchmark_the_next_run_resumes_at_once(fleet):
+    """No waiting for the guard: the next run rolls the change back, then verifies again, in one run."""
+    host = fleet.hosts["thor-faults"]
+    unit_before = fleet.read("thor-faults", UNIT)
+    extra = {"jetson_spec_draft_model": str(MODELS / "draft-perfect"), "jetson_spec_force_verify": True,
+             "jetson_spec_tune_max_steps": 0}
+    cmd = [str(BIN / "ansible-playbook"), "-i", str(fleet.inventory), str(PLAYBOOK), "--limit", "thor-faults",
+           "-e", json.dumps(extra)]
+    log_path = OUT / "killed-controller-candidate.log"
+    with open(log_path, "w", encoding="utf-8") as log:
+        proc = subprocess.Popen(cmd, cwd=TOP, env=_ansible_env(), stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        try:
+            deadline = time.monotonic() + 900
+            while time.monotonic() < deadline:
+                if "Benchmark the running service (candidate)" in log_path.read_text():
+                    break
+                assert proc.poll() is None, "ansible-playbook ended before the candidate benchmark"
+                time.sleep(0.5)
+            else:
+                pytest.fail("the candidate was never benchmarked")
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+    assert fleet.fact("thor-faults")["status"] == "pending"
+    assert "speculative-config" in fleet.cmdline("thor-faults")
+    guard = host.nsenter(["systemctl", "is-active", "jetson-spec-guard-vllm.timer"], check=False).stdout.strip()
+    assert guard == "active", "the guard is armed while the candidate runs"
+    # Check mode on the interrupted host: it says what it would do and changes nothing.
+    pid = fleet.main_pid("thor-faults")
+    _rc, out = fleet.play("thor-faults", extra=extra, check=True)
+    assert "resume - A previous run stopped in the middle of the change" in out, out[-3000:]
+    assert fleet.fact("thor-faults")["status"] == "pending" and fleet.main_pid("thor-faults") == pid
+    # At once, the same variables (force_verify off: the interruption alone makes the run verify again).
+    _rc, out = fleet.play("thor-faults", extra={k: v for k, v in extra.items() if k != "jetson_spec_force_verify"})
+    assert "A previous run stopped in the middle of the change" in out
+    assert "Benchmark the running service (candidate)" in out, "the change was not tried again in the same run"
+    fact = assert_record_is_reality(fleet, "thor-faults")
+    assert fact["status"] in ("enabled", "reverted"), fact["reasons"]
+    assert any("stopped in the middle of the change" in r for r in fact["reasons"]), fact["reasons"]
+    guard = host.nsenter(["systemctl", "is-active", "jetson-spec-guard-vllm.timer"], check=False).stdout.strip()
+    assert guard != "active"
+    assert healthy("thor-faults")
+    if fact["status"] == "reverted":
+        assert fleet.read("thor-faults", UNIT) == unit_before
+    # Leave the host on its baseline for whatever follows.
+    fleet.play("thor-faults", extra={**extra, "jetson_spec_state": "disabled"})
+    assert "speculative-config" not in fleet.cmdline("thor-faults")

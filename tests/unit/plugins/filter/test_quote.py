@@ -38,6 +38,12 @@ def test_systemd_quote_round_trips(value):
     assert "%" not in quoted.replace("%%", "") and "$" not in quoted.replace("$$", "")
 
 
+def test_environment_assignments_keep_dollar_signs():
+    # systemd.exec(5): Environment= values get specifiers and C escapes, not variable expansion.
+    assert systemd_quote("PATTERN=a$b%c", environment=True) == '"PATTERN=a$b%%c"'
+    assert systemd_quote("PATTERN=a$b") == '"PATTERN=a$$b"'
+
+
 def test_numbers_become_text():
     assert systemd_quote(8000) == '"8000"'
 

@@ -47,6 +47,7 @@ ROWS = {
     "record enabled but the process runs without speculation": (observed("enabled", spec=False), "verify", False),
     "operator edited the unit after a kept change": (observed("enabled", spec=True, same_file=False), "verify", True),
     "failed record: tried again": (observed("failed"), "verify", False),
+    "disabled earlier, then a plain run: verify": (observed("disabled"), "verify", False),
     "reverted, same inputs: in sync": (observed("reverted"), "in_sync", False),
     "reverted, JetPack upgraded: verify": (observed("reverted", same_inputs=False), "verify", False),
 }
@@ -116,6 +117,7 @@ def test_every_cell_has_one_action_from_the_closed_set_and_keeps_record_equal_to
         # in_sync only when the record describes what runs.
         if action == "in_sync":
             assert status in ("enabled", "reverted", "refused", "skipped", "disabled")
+            assert status != "disabled" or obs["state"] == "disabled", (values, answer)
             assert (status == "enabled") == bool(obs["running_speculative"]), (values, answer)
             assert not obs["force_verify"] or obs["state"] == "disabled"
     assert seen == set(L.ACTIONS)
@@ -125,8 +127,8 @@ def test_string_and_typed_inputs_fingerprint_alike_only_after_normalisation():
     typed = {"keep_marginal": False, "expected_concurrency": 1, "c8_tolerance": 0.0}
     assert L.fingerprint(typed) == L.fingerprint(dict(reversed(list(typed.items()))))
     # The module normalises "false" / "1" / "0.0" to these before fingerprinting; raw strings differ.
-    assert L.fingerprint(typed) != L.fingerprint({"keep_marginal": "false", "expected_concurrency": "1",
-                                                   "c8_tolerance": "0.0"})
+    raw = {"keep_marginal": "false", "expected_concurrency": "1", "c8_tolerance": "0.0"}
+    assert L.fingerprint(typed) != L.fingerprint(raw)
 
 
 def test_fingerprint_refuses_nan():

@@ -852,7 +852,7 @@ def test_config_allowed_keys_by_version():
     assert 'num_speculative_tokens_per_batch_size' not in SC.allowed_config_keys('eagle3', (0, 29, 9))
     assert 'num_speculative_tokens_per_batch_size' in SC.allowed_config_keys('eagle3', (0, 30))
     assert set(SC.allowed_config_keys('ngram', (0, 20))) == {'method', 'num_speculative_tokens', 'prompt_lookup_min',
-                                                            'prompt_lookup_max', 'max_model_len'}
+                                                             'prompt_lookup_max', 'max_model_len'}
 
 
 def test_config_json_is_compact_sorted_and_unit_file_safe():
