@@ -245,9 +245,9 @@ def test_serve_role_deploys_a_healthy_baseline_with_secrets_in_a_root_only_file(
         assert_no_secret(fleet.cmdline(name), f"{name}'s vLLM command line")
         show = fleet.hosts[name].nsenter(["systemctl", "show", "vllm.service"]).stdout
         assert_no_secret(show, f"systemctl show on {name}")
-        environment = fleet.hosts[name].nsenter(["systemctl", "show", "vllm.service", "-p", "Environment",
-                                                 "--value"]).stdout.split()
-        assert "JETSON_TEST_PATTERN=a$b%c" in environment, environment
+        # What the process really got (systemctl show would print the value escaped for a shell).
+        environ = fleet.hosts[name].nsenter(["cat", f"/proc/{fleet.main_pid(name)}/environ"]).stdout.split("\0")
+        assert "JETSON_TEST_PATTERN=a$b%c" in environ, [e for e in environ if e.startswith("JETSON_TEST")]
     # The key really protects the server: no key, no models.
     req = urllib.request.Request(f"http://127.0.0.1:{HOSTS['thor-accept']['port']}/v1/models")
     with pytest.raises(urllib.error.HTTPError) as err:
@@ -272,6 +272,9 @@ BAD_VARIABLES = [
     ({"vllm_api_key": API_KEY + "\n"}, "vllm_api_key"),
     ({"vllm_model": str(MODELS / "target") + "\n"}, "vllm_model"),
     ({"vllm_extra_args": ["--x", "100%\r\n"]}, "control character"),
+    # A flag the roles manage (the utilisation speculative_decoding lowers): vLLM would take the last one.
+    ({"vllm_extra_args": ["--dtype", "float32", "--gpu-memory-utilization=0.5"]}, "--gpu-memory-utilization"),
+    ({"vllm_extra_args": ["--speculative_config", "{}"]}, "vllm_extra_args"),
     ({"jetson_spec_expected_concurrency": 0}, "jetson_spec_expected_concurrency"),
     ({"jetson_spec_guard_timeout": 10}, "jetson_spec_guard_timeout"),
     ({"jetson_spec_guard_timeout": "1e9"}, "jetson_spec_guard_timeout"),
