@@ -441,6 +441,22 @@ def _next_step(d, previous, baseline, smaller_draft_model, opts):
                  'memory tuning.' % (failed_gmu, floor, tried),
                  ['memory_tuning', 'no_speculation'] + ([] if smaller_draft_model else ['smaller_draft']))
         return {'next_step': 'none', 'gpu_memory_utilization': None}
+    if failure == 'kv_cache':
+        failed_gmu, failed_model = previous.get('gpu_memory_utilization'), previous.get('model')
+        if smaller_draft_model and failed_model != smaller_draft_model:
+            d.ground('The previous start-up left too little memory for the KV cache (vLLM: no cache blocks, or less '
+                     'KV cache than one request of --max-model-len needs). A lower gpu_memory_utilization would leave '
+                     'even less: next, the smaller draft %s at the same setting%s.'
+                     % (smaller_draft_model, ' %.2f' % failed_gmu if failed_gmu is not None else ''))
+            return {'next_step': 'smaller_draft',
+                    'gpu_memory_utilization': round(failed_gmu, 2) if failed_gmu is not None else None}
+        d.refuse('startup', 'The previous start-up left too little memory for the KV cache (vLLM: no cache blocks, or '
+                 'less KV cache than one request of --max-model-len needs). Lowering gpu_memory_utilization would '
+                 'leave even less, so it is not tried: serve a shorter --max-model-len (vllm_max_model_len) or give a '
+                 'smaller draft (jetson_spec_smaller_draft_model)%s, then try again.'
+                 % ('; the smaller draft %s failed the same way' % smaller_draft_model if smaller_draft_model else ''),
+                 ['memory_tuning', 'no_speculation'] + ([] if smaller_draft_model else ['smaller_draft']))
+        return {'next_step': 'none', 'gpu_memory_utilization': None}
     texts = {
         'engine_init': ('The previous start-up failed in engine initialisation ("Engine core initialization failed"): '
                         'read the root cause in the service log; speculation is disabled until it is fixed.',

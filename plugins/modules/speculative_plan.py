@@ -232,13 +232,14 @@ options:
     suboptions:
       failure:
         description:
-          - How it failed. V(oom) (out of memory at start-up), V(config_rejected) (vLLM rejected
+          - How it failed. V(oom) (out of memory at start-up), V(kv_cache) (too little memory left for the KV
+            cache: the smaller draft next, never a lower utilisation), V(config_rejected) (vLLM rejected
             C(--speculative-config)), V(engine_init) (engine core initialisation failed), V(crash_loop),
             V(early_exit) (the process ended before serving, with no known error), V(timeout) (not ready in time);
             every failure M(jetson_llm.vllm.vllm_health) reports.
         type: str
         required: true
-        choices: [config_rejected, oom, engine_init, crash_loop, early_exit, timeout]
+        choices: [config_rejected, kv_cache, oom, engine_init, crash_loop, early_exit, timeout]
       gpu_memory_utilization:
         description: The C(--gpu-memory-utilization) the failed attempt used. Required for V(oom).
         type: float

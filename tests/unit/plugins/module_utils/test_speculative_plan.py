@@ -1022,6 +1022,24 @@ def oom(gmu, model=LLAMA_HEAD):
     return {'failure': 'oom', 'gpu_memory_utilization': gmu, 'model': model}
 
 
+def test_startup_kv_cache_shortage_goes_to_the_smaller_draft_never_to_a_lower_utilisation():
+    result = run(previous_attempt={'failure': 'kv_cache', 'gpu_memory_utilization': 0.70, 'model': LLAMA_HEAD},
+                 smaller_draft_model='/models/small-draft')
+    assert result['next_step'] == 'smaller_draft' and result['gpu_memory_utilization'] == 0.70
+    assert any('would leave even less' in r for r in result['reasons']), result['reasons']
+
+
+def test_startup_kv_cache_shortage_without_a_smaller_draft_refuses_naming_max_model_len():
+    result = run(previous_attempt={'failure': 'kv_cache', 'gpu_memory_utilization': 0.70, 'model': LLAMA_HEAD})
+    assert result['enable'] is False and result['next_step'] == 'none' and result['refused_by'] == ['startup']
+    assert any('--max-model-len' in r for r in result['reasons']), result['reasons']
+    assert 'smaller_draft' in result['handoff']['actions'] and 'lower_gpu_memory_utilization' not in result['handoff']['actions']
+    # The smaller draft failed the same way: refused, not retried.
+    again = run(previous_attempt={'failure': 'kv_cache', 'gpu_memory_utilization': 0.70, 'model': '/models/small-draft'},
+                smaller_draft_model='/models/small-draft')
+    assert again['enable'] is False and again['next_step'] == 'none'
+
+
 def test_startup_first_attempt():
     result = run()
     assert result['next_step'] == 'first_attempt' and result['gpu_memory_utilization'] == 0.70
@@ -1088,7 +1106,7 @@ def test_every_failure_vllm_health_reports_is_a_valid_previous_attempt():
 
 @pytest.mark.parametrize('attempt, words', [
     ('oom', 'previous_attempt must be a dictionary'),
-    ({'failure': 'OOM'}, 'previous_attempt.failure must be one of config_rejected, oom'),
+    ({'failure': 'OOM'}, 'previous_attempt.failure must be one of config_rejected, kv_cache, oom'),
     ({'failure': 'oom'}, 'previous_attempt.gpu_memory_utilization must be a number'),
     ({'failure': 'oom', 'gpu_memory_utilization': float('nan')}, 'must be a finite number'),
     ({'failure': 'oom', 'gpu_memory_utilization': 0.7, 'model': 'a b'}, 'previous_attempt.model'),
