@@ -151,7 +151,7 @@ options:
       - "Allowed for V(eagle3) and V(draft_model): C(draft_tensor_parallel_size) (1 or O(tensor_parallel_size)),
         C(quantization), C(max_model_len), C(revision), C(code_revision); for V(ngram): C(prompt_lookup_max)
         (required), C(prompt_lookup_min) (at most C(prompt_lookup_max)), C(max_model_len); for every method from
-        vLLM 0.30: C(num_speculative_tokens_per_batch_size)."
+        vLLM 0.24: C(num_speculative_tokens_per_batch_size)."
       - C(method), C(model) and C(num_speculative_tokens) come from the options above; C(tensor_parallel_size)
         is refused with vLLM's own hint (pass C(draft_tensor_parallel_size)); unknown keys are refused with the
         allowed list (vLLM 0.20+ rejects them at startup and older versions silently drop them).

@@ -782,7 +782,7 @@ def test_config_extra_keys_for_eagle3():
     ({'model': 'a/b'}, 'eagle3_head or draft_model option'),
     ({'num_speculative_tokens': 9}, 'num_speculative_tokens option'),
     ({'prompt_lookup_max': 4}, 'does not apply to method eagle3'),
-    ({'num_speculative_tokens_per_batch_size': [[1, 4, 5]]}, r'needs vLLM >= 0\.30, and vllm_version is 0\.20\.1'),
+    ({'num_speculative_tokens_per_batch_size': [[1, 4, 5]]}, r'needs vLLM >= 0\.24, and vllm_version is 0\.20\.1'),
     ({'draft_tensor_parallel_size': 2}, "must be 1 or the target's tensor_parallel_size"),
     ({'draft_tensor_parallel_size': True}, 'must be an integer'),
     ({'max_model_len': 0}, 'max_model_len must be >= 1'),
@@ -800,8 +800,8 @@ def test_config_version_gated_key_refused_when_version_unknown():
         run(vllm_version=None, extra_config={'num_speculative_tokens_per_batch_size': [[1, 2, 5]]})
 
 
-@pytest.mark.parametrize('version', ['0.30.0', '0.32.0+cpu'])
-def test_config_version_gated_key_allowed_from_0_30(version):
+@pytest.mark.parametrize('version', ['0.24.0', '0.30.0', '0.32.0+cpu'])
+def test_config_version_gated_key_allowed_from_0_24(version):
     value = [[1, 2, 5], [3, 8, 2], [9, 64, 0]]
     result = run(vllm_version=version, extra_config={'num_speculative_tokens_per_batch_size': value})
     assert result['speculative_config']['num_speculative_tokens_per_batch_size'] == value
@@ -815,6 +815,8 @@ def test_config_version_gated_key_allowed_from_0_30(version):
     ([[1, 4, 1], [4, 8, 0]], 'must not overlap'),
     ([[1, 4, 6]], r'between 0 \(no drafting\) and num_speculative_tokens \(5\)'),
     ([[1, 4, -1]], 'between 0'),
+    # The issue's example: batch size 1 left undefined (vLLM 0.32 refuses it at start-up).
+    ([[2, 4, 5], [5, 65536, 0]], 'first range must start at batch size 1'),
 ])
 def test_config_per_batch_size_validated(value, words):
     with pytest.raises(SpeculativeInputError, match=words):
@@ -849,8 +851,8 @@ def test_config_extra_must_be_a_dict():
 
 def test_config_allowed_keys_by_version():
     assert 'num_speculative_tokens_per_batch_size' not in SC.allowed_config_keys('eagle3', None)
-    assert 'num_speculative_tokens_per_batch_size' not in SC.allowed_config_keys('eagle3', (0, 29, 9))
-    assert 'num_speculative_tokens_per_batch_size' in SC.allowed_config_keys('eagle3', (0, 30))
+    assert 'num_speculative_tokens_per_batch_size' not in SC.allowed_config_keys('eagle3', (0, 23, 9))
+    assert 'num_speculative_tokens_per_batch_size' in SC.allowed_config_keys('eagle3', (0, 24))
     assert set(SC.allowed_config_keys('ngram', (0, 20))) == {'method', 'num_speculative_tokens', 'prompt_lookup_min',
                                                              'prompt_lookup_max', 'max_model_len'}
 
