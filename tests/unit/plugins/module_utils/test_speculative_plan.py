@@ -514,8 +514,32 @@ def test_runtime_image_rule(device, image, enable):
 def test_runtime_orin_image_on_thor_names_the_rule_once():
     result = run('thor-t5000', runtime_image=ORIN_IMAGE)  # the facts also list it in forbidden_images
     assert result['reasons'] == [
-        'Never use an NVIDIA-AI-IOT image on Thor (runtime_image %s): Thor runs only upstream vLLM 0.20+ (%s) or a '
-        'validated native vLLM 0.20+.' % (ORIN_IMAGE, UPSTREAM_IMAGE)]
+        "Never use the NVIDIA-AI-IOT Orin image on Thor (runtime_image %s, built for Orin by its tag): Thor runs "
+        "NVIDIA's Thor image (ghcr.io/nvidia-ai-iot/vllm:latest-jetson-thor), upstream vLLM 0.20+ (%s) or a validated "
+        "native vLLM 0.20+." % (ORIN_IMAGE, UPSTREAM_IMAGE)]
+
+
+@pytest.mark.parametrize('image, outcome', [
+    ('ghcr.io/nvidia-ai-iot/vllm:latest-jetson-thor', 'enabled'),      # NVIDIA's Thor recipe
+    ('dustynv/vllm:r38.2-cu130', 'enabled'),                           # L4T r38: JetPack 7.0/7.1, Thor only
+    ('docker.io/dustynv/vllm:0.20.1-r38', 'enabled'),
+    ('ghcr.io/nvidia-ai-iot/vllm:r36.4-tegra', 'refused'),             # JetPack 6: Orin
+    ('ghcr.io/nvidia-ai-iot/vllm:latest-jetson-orin@sha256:' + 'b' * 64, 'refused'),
+    ('GHCR.IO/NVIDIA-AI-IOT/VLLM:latest', 'warned'),                   # the tag does not say
+    ('ghcr.io/nvidia-ai-iot/vllm@sha256:' + 'a' * 64, 'warned'),       # a digest only
+    ('vllm/vllm-openai:v0.20.1-cu129', 'refused'),                     # CUDA 12.9: no sm_110 kernels
+    ('vllm/vllm-openai:latest-cu129', 'refused'),
+    ('vllm/vllm-openai:v0.20.1', 'enabled'),                           # plain tags are CUDA 13 builds
+])
+def test_runtime_thor_images_by_tag(image, outcome):
+    result = run(runtime_image=image, vllm_version='0.20.1' if 'v0.20' in image else None)
+    if outcome == 'refused':
+        assert refused(result, 'runtime'), result
+        assert 'change_runtime' in result['handoff']['actions']
+    else:
+        assert result['enable'] is True, result['reasons']
+        warned = any(image in w and 'does not say which Jetson' in w for w in result['warnings'])
+        assert warned is (outcome == 'warned'), result['warnings']
 
 
 def test_runtime_forbidden_images_from_facts_refused():
@@ -563,13 +587,12 @@ def test_runtime_orin_unknown_l4t_assumes_what_facts_assume():
     assert upstream['enable'] is True and any('check the L4T release' in w for w in upstream['warnings'])
 
 
-@pytest.mark.parametrize('image', ['dustynv/vllm:r38.2-cu130', 'ghcr.io/nvidia-ai-iot/vllm:r36.4-tegra',
-                                   'GHCR.IO/NVIDIA-AI-IOT/VLLM:latest', 'docker.io/dustynv/vllm:0.20.1-r38',
-                                   'ghcr.io/nvidia-ai-iot/vllm@sha256:' + 'a' * 64,
+@pytest.mark.parametrize('image', ['ghcr.io/nvidia-ai-iot/vllm:r36.4-tegra', 'GHCR.IO/NVIDIA-AI-IOT/VLLM:r36.4-orin',
+                                   'docker.io/dustynv/vllm:0.20.1-r36.4',
                                    'ghcr.io/nvidia-ai-iot/vllm:latest-jetson-orin@sha256:' + 'b' * 64])
 def test_runtime_nvidia_ai_iot_image_recognised_by_repository(image):
     thor = run(runtime_image=image)
-    assert refused(thor, 'runtime') and 'Never use an NVIDIA-AI-IOT image on Thor' in thor['reasons'][0]
+    assert refused(thor, 'runtime') and 'Never use the NVIDIA-AI-IOT Orin image on Thor' in thor['reasons'][0]
     orin = run('orin-agx-64gb', runtime_image=image)
     assert orin['enable'] is True and not any('NVIDIA-AI-IOT' in w for w in orin['warnings'])
 
