@@ -606,6 +606,23 @@ def test_jetpack_upgrade_is_re_verified(fleet):
     assert healthy("orin-reject")
 
 
+def test_a_power_mode_change_is_a_new_baseline_and_the_run_says_so(fleet):
+    """MAXN -> 15 W (nvpmodel) between two runs: the recorded outcome no longer holds (check mode: no benchmark)."""
+    status = fleet.hosts["orin-reject"].path(nspawn.IDENTITY_DIR + "/var/lib/nvpmodel/status")
+    before = status.read_text()
+    assert before.startswith("pmode:0000")
+    pid = fleet.main_pid("orin-reject")
+    try:
+        _rc, out = fleet.play("orin-reject", extra=REJECT_VARS, check=True)
+        assert "in_sync" in out, "the same run is in sync before the change"
+        status.write_text("pmode:0001 fmode:quiet\n")
+        _rc, out = fleet.play("orin-reject", extra=REJECT_VARS, check=True)
+        assert 'verify - ' in out and 'baseline.power_mode "MAXN" -> "MODE_15W"' in out, out[-3000:]
+    finally:
+        status.write_text(before)
+    assert fleet.main_pid("orin-reject") == pid
+
+
 # --- start-up failures, a bad draft, a killed controller --------------------------------------------
 def test_draft_with_another_vocabulary_is_classified_config_rejected_and_reverted(fleet):
     unit_before = fleet.read("thor-faults", UNIT)
