@@ -365,6 +365,8 @@ def main():
     record_read, record_problem = _read(params['fact_file'], MAX_RECORD_BYTES)
     record, parse_problem = parse(record_read.data) if record_read.data is not None else ({}, None)
     record_problem = record_problem or parse_problem
+    if record_problem:
+        module.warn('The recorded outcome %s is ignored: %s.' % (params['fact_file'], record_problem))
     lkg_read, lkg_problem = _read(params['last_known_good'], 4 * 1048576)
     if lkg_problem:
         module.warn(lkg_problem)
