@@ -70,6 +70,8 @@ def sku_bucket(product_line, generation=None):
 
 UPSTREAM_IMAGE = 'vllm/vllm-openai:latest'
 ORIN_IMAGE = 'ghcr.io/nvidia-ai-iot/vllm:latest-jetson-orin'
+# NVIDIA's vLLM image for Thor (speculative-decoding-rules.md; service-and-awx-facts.md).
+THOR_IMAGE = 'ghcr.io/nvidia-ai-iot/vllm:latest-jetson-thor'
 # Repositories (registry/name, lower case, without tag or digest) of each image family.
 UPSTREAM_REPOSITORIES = ('vllm/vllm-openai',)
 NVIDIA_AI_IOT_REPOSITORIES = ('ghcr.io/nvidia-ai-iot/vllm', 'dustynv/vllm')
@@ -136,6 +138,40 @@ def image_kind(ref):
 
 
 _TAG_VERSION = re.compile(r'^v?(\d+)\.(\d+)(?:\.(\d+))?')
+_TAG_L4T = re.compile(r'(?:^|[^a-z0-9])r(\d+)(?:\.|$|[^0-9])')
+# Upstream's plain tags are CUDA 13 builds; the -cu12x tags (-cu129...) have no sm_110 kernels (vllm PR #39233).
+_TAG_CUDA12 = re.compile(r'(?:^|[^a-z0-9])cu12\d*(?:$|[^0-9])')
+
+
+def nvidia_image_device(ref):
+    """Which Jetson an NVIDIA-AI-IOT image's tag says it is built for: 'thor', 'orin' or None (no tag says).
+
+    'latest-jetson-thor', 'r38.2-cu130' (L4T r38 is JetPack 7.0/7.1, Thor only) -> 'thor';
+    'latest-jetson-orin', 'r36.4-tegra' (L4T r35/r36: JetPack 5/6, Orin) -> 'orin'; 'latest', a digest
+    only, r39+ (JetPack 7.2, both) -> None.
+    """
+    tag = split_image(ref)[1]
+    if not tag:
+        return None
+    if 'thor' in tag:
+        return 'thor'
+    if 'orin' in tag:
+        return 'orin'
+    match = _TAG_L4T.search(tag)
+    if match:
+        major = int(match.group(1))
+        if major == 38:
+            return 'thor'
+        if major < 38:
+            return 'orin'
+    return None
+
+
+def upstream_cuda12_tag(ref):
+    """True when an upstream image's tag names a CUDA 12 build (e.g. v0.20.0-cu129), which cannot run on Thor."""
+    if image_kind(ref) != 'upstream':
+        return False
+    return bool(_TAG_CUDA12.search(split_image(ref)[1] or ''))
 
 
 def image_tag_version(ref):

@@ -613,10 +613,10 @@ def runtime_requirements(generation, l4t_major=None, is_jetson=True):
     out.update(path=rule['path'], image=rule['image'], min_vllm_version=minimum)
     if generation == 'thor':
         out['forbidden_images'] = [ORIN_IMAGE]
-        out['notes'] += ['Thor runs upstream vLLM %s+ (%s); a validated native vLLM %s+ install is also valid'
-                         % (minimum, UPSTREAM_IMAGE, minimum),
-                         'never use an NVIDIA-AI-IOT image (%s, or any %s tag) on Thor'
-                         % (ORIN_IMAGE, ' or '.join(_devices.NVIDIA_AI_IOT_REPOSITORIES))]
+        out['notes'] += ['Thor runs upstream vLLM %s+ (%s, a CUDA 13 build: never a -cu129 tag), NVIDIA\'s Thor '
+                         'image (%s) or a validated native vLLM %s+ install'
+                         % (minimum, UPSTREAM_IMAGE, _devices.THOR_IMAGE, minimum),
+                         'never use the NVIDIA-AI-IOT Orin image (%s) on Thor' % ORIN_IMAGE]
     elif generation == 'orin' and rule['path'] == 'upstream':
         out['notes'].append('Orin on L4T r%s (JetPack 7.2+) runs upstream vLLM %s+ (%s)'
                             % (l4t_major, minimum, UPSTREAM_IMAGE))

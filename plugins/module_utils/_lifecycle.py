@@ -77,8 +77,8 @@ def decide(observed):
     ``running_speculative`` (bool: its command line has --speculative-config), ``record`` (a schema 2
     record or {}), ``record_problem`` (str or None), ``last_known_good`` (bool: the copy exists),
     ``guard_armed`` (bool), ``state`` ('enabled' or 'disabled'), ``force_verify`` (bool),
-    ``fingerprint`` (str: of the current inputs), ``service_sha256`` (str or None: the service file now),
-    ``service`` (str: its name, for the reasons).
+    ``fingerprint`` (str: of the current inputs), ``fingerprint_parts`` (dict: what it was computed from, to
+    name what changed), ``service_sha256`` (str or None: the service file now), ``service`` (str: its name).
     """
     record = observed.get('record') or {}
     status = record.get('status')
@@ -127,7 +127,9 @@ def decide(observed):
     if not record:
         why.append('no outcome is recorded')
     elif record.get('fingerprint') != observed.get('fingerprint'):
-        why.append('the inputs or the software changed since the recorded outcome')
+        changed = changed_parts(record.get('fingerprint_parts'), observed.get('fingerprint_parts'))
+        why.append('changed since the recorded outcome: %s' % '; '.join(changed) if changed else
+                   'the inputs or the software changed since the recorded outcome')
     elif status not in SETTLED or status == 'disabled':
         why.append('the recorded outcome is %s' % status)
     elif not file_same:
@@ -137,6 +139,27 @@ def decide(observed):
     if spec and status != 'enabled':
         why.append('the record says %s but speculation runs (removed before the baseline is measured)' % status)
     return _answer(10, reasons + ['Verify: %s.' % '; '.join(why or ['requested'])], remove=spec)
+
+
+def _short(value):
+    text = json.dumps(value, sort_keys=True)
+    return text if len(text) <= 60 else text[:57] + '...'
+
+
+def changed_parts(before, after):
+    """'power_mode "MAXN" -> "15W"', ... for the keys of two fingerprint_parts dicts that differ (two levels deep)."""
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return []
+    changes = []
+    for key in sorted(set(before) | set(after)):
+        old, new = before.get(key), after.get(key)
+        if old == new:
+            continue
+        if isinstance(old, dict) and isinstance(new, dict):
+            changes.extend('%s.%s' % (key, item) for item in changed_parts(old, new))
+        else:
+            changes.append('%s %s -> %s' % (key, _short(old), _short(new)))
+    return changes
 
 
 def lifecycle_table():

@@ -47,6 +47,7 @@ DEFAULT_NUM_SPECULATIVE_TOKENS = _devices.DEFAULT_NUM_SPECULATIVE_TOKENS
 MIN_VLLM_UPSTREAM_JETSON = _devices.UPSTREAM_MIN_VLLM
 UPSTREAM_IMAGE = _devices.UPSTREAM_IMAGE
 ORIN_IMAGE = _devices.ORIN_IMAGE
+THOR_IMAGE = _devices.THOR_IMAGE
 
 # Hand-off actions (what to try next), in the order they are suggested.
 HANDOFF_ACTIONS = ('fix_facts', 'lower_concurrency', 'provide_draft_model', 'upgrade_vllm', 'change_runtime',
@@ -441,6 +442,22 @@ def _next_step(d, previous, baseline, smaller_draft_model, opts):
                  'memory tuning.' % (failed_gmu, floor, tried),
                  ['memory_tuning', 'no_speculation'] + ([] if smaller_draft_model else ['smaller_draft']))
         return {'next_step': 'none', 'gpu_memory_utilization': None}
+    if failure == 'kv_cache':
+        failed_gmu, failed_model = previous.get('gpu_memory_utilization'), previous.get('model')
+        if smaller_draft_model and failed_model != smaller_draft_model:
+            d.ground('The previous start-up left too little memory for the KV cache (vLLM: no cache blocks, or less '
+                     'KV cache than one request of --max-model-len needs). A lower gpu_memory_utilization would leave '
+                     'even less: next, the smaller draft %s at the same setting%s.'
+                     % (smaller_draft_model, ' %.2f' % failed_gmu if failed_gmu is not None else ''))
+            return {'next_step': 'smaller_draft',
+                    'gpu_memory_utilization': round(failed_gmu, 2) if failed_gmu is not None else None}
+        d.refuse('startup', 'The previous start-up left too little memory for the KV cache (vLLM: no cache blocks, or '
+                 'less KV cache than one request of --max-model-len needs). Lowering gpu_memory_utilization would '
+                 'leave even less, so it is not tried: serve a shorter --max-model-len (vllm_max_model_len) or give a '
+                 'smaller draft (jetson_spec_smaller_draft_model)%s, then try again.'
+                 % ('; the smaller draft %s failed the same way' % smaller_draft_model if smaller_draft_model else ''),
+                 ['memory_tuning', 'no_speculation'] + ([] if smaller_draft_model else ['smaller_draft']))
+        return {'next_step': 'none', 'gpu_memory_utilization': None}
     texts = {
         'engine_init': ('The previous start-up failed in engine initialisation ("Engine core initialization failed"): '
                         'read the root cause in the service log; speculation is disabled until it is fixed.',
@@ -665,11 +682,22 @@ def _runtime_rule(d, facts, version, image, method):
     refusals_before = len(d.refusals)
     if generation == 'thor':
         minimum, where = rule['min_vllm_version'], 'Thor (upstream vllm/vllm-openai or a validated native install)'
-        if kind == 'nvidia-ai-iot':
-            d.refuse('runtime', 'Never use an NVIDIA-AI-IOT image on Thor (runtime_image %s): Thor runs only upstream '
-                     'vLLM %s+ (%s) or a validated native vLLM %s+.' % (image, upstream_min, _devices.UPSTREAM_IMAGE,
-                                                                        upstream_min),
+        built_for = _devices.nvidia_image_device(image) if kind == 'nvidia-ai-iot' else None
+        if kind == 'nvidia-ai-iot' and built_for == 'orin':
+            d.refuse('runtime', 'Never use the NVIDIA-AI-IOT Orin image on Thor (runtime_image %s, built for Orin by its '
+                     'tag): Thor runs NVIDIA\'s Thor image (%s), upstream vLLM %s+ (%s) or a validated native vLLM %s+.'
+                     % (image, _devices.THOR_IMAGE, upstream_min, _devices.UPSTREAM_IMAGE, upstream_min),
                      ['change_runtime', 'no_speculation'])
+        elif kind == 'nvidia-ai-iot' and built_for == 'thor':
+            d.ground('runtime_image %s is NVIDIA\'s Thor image (by its tag).' % image)
+        elif kind == 'nvidia-ai-iot':
+            d.warn('runtime_image %s is an NVIDIA-AI-IOT vLLM image whose tag does not say which Jetson it is built for '
+                   '(a digest only, or latest): on Thor it must be the Thor build (%s), never the Orin one (%s). Check '
+                   'the image; the benchmark decides.' % (image, _devices.THOR_IMAGE, _devices.ORIN_IMAGE))
+        elif kind == 'upstream' and _devices.upstream_cuda12_tag(image):
+            d.refuse('runtime', 'runtime_image %s is an upstream CUDA 12 build (its -cu12x tag): those have no sm_110 '
+                     'kernels and cannot run on Thor (vllm PR #39233). Use a plain tag, a CUDA 13 build (%s).'
+                     % (image, _devices.UPSTREAM_IMAGE), ['change_runtime', 'no_speculation'])
         elif kind == 'other':
             d.warn(_OTHER_IMAGE % (image, _devices.UPSTREAM_IMAGE, upstream_min, 'Thor'))
     elif rule['path'] == 'upstream':

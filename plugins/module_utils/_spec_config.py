@@ -28,7 +28,9 @@ MIN_VLLM_DRAFT_MODEL = _devices.MIN_VLLM_DRAFT_MODEL
 CONFIG_KEYS_ALL_VERSIONS = ('method', 'model', 'num_speculative_tokens', 'draft_tensor_parallel_size',
                             'quantization', 'max_model_len', 'revision', 'code_revision',
                             'prompt_lookup_min', 'prompt_lookup_max')
-CONFIG_KEYS_SINCE = {'num_speculative_tokens_per_batch_size': (0, 30)}
+# num_speculative_tokens_per_batch_size: Dynamic SD (vllm PR #32374), first released in 0.24.0 (absent from the 0.23.0
+# sdist's vllm/config/speculative.py; 0.24.0's vllm/v1/spec_decode/dynamic/utils.py validates it as 0.32 does).
+CONFIG_KEYS_SINCE = {'num_speculative_tokens_per_batch_size': (0, 24)}
 # Keys per method; keys the plan sets itself from its options may not come through extra_config.
 CONFIG_KEYS_BY_METHOD = {
     'eagle3': ('method', 'model', 'num_speculative_tokens', 'draft_tensor_parallel_size', 'quantization',
@@ -161,6 +163,11 @@ def _check_per_batch_size(name, value, num_speculative_tokens):
                                         % (name, list(item), num_speculative_tokens))
         previous_end = end
         clean.append([start, end, k])
+    # vLLM (0.32, v1/spec_decode/dynamic/utils.py) refuses a schedule whose first range does not start at 1
+    # ("so every runtime batch size has a defined schedule"); gaps between ranges inherit the previous K.
+    if clean[0][0] != 1:
+        raise SpeculativeInputError('%s: the first range must start at batch size 1 (vLLM refuses a schedule that '
+                                    'leaves batch size 1 undefined), got %r.' % (name, clean[0]))
     return clean
 
 

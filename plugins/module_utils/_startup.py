@@ -22,7 +22,7 @@ import time
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._http import Endpoint, EndpointError
 
 # Every way a start-up fails (vllm_health's failure; speculative_plan's previous_attempt.failure).
-FAILURE_KINDS = ('config_rejected', 'oom', 'engine_init', 'crash_loop', 'early_exit', 'timeout')
+FAILURE_KINDS = ('config_rejected', 'kv_cache', 'oom', 'engine_init', 'crash_loop', 'early_exit', 'timeout')
 
 # Substrings vLLM prints (wording drifts between releases: match the stable parts), most specific
 # first. A start-up OOM is followed by "Engine core initialization failed", so memory patterns come
@@ -39,13 +39,29 @@ LOG_PATTERNS = (
         'cannot be converted to',
         'validation error for SpeculativeConfig',   # the generic header: the lines above say why
     )),
-    ('oom', (
+    # The weights loaded, but what is left for the KV cache does not hold one request of --max-model-len.
+    # vLLM's own advice is a higher utilisation or a shorter --max-model-len: a lower utilisation makes it worse.
+    ('kv_cache', (
         'No available memory for the cache blocks',
         'larger than the available KV cache memory',
+    )),
+    # Out of memory, as CUDA says it and as a Jetson says it: unified memory allocations fail in NvMap
+    # ("NvMapMemAllocInternalTagged: <tag> error 12", ENOMEM), or the kernel's OOM killer ends the process
+    # (systemd: "A process of this unit has been killed by the OOM killer", "Failed with result 'oom-kill'";
+    # the kernel: "Out of memory: Killed process N (python3)"); a main process killed by SIGKILL during a
+    # start-up (status=9/KILL, a container's exit code 137) is the OOM killer on a Jetson too.
+    ('oom', (
         'CUDA out of memory',
         'OutOfMemoryError',
         'on startup is less than desired GPU memory utilization',
+        'NvMapMemAllocInternalTagged',
+        'killed by the OOM killer',
+        "Failed with result 'oom-kill'",
+        'Out of memory: Killed process',
         'Cannot allocate memory',
+        'code=killed, status=9/KILL',
+        'exited with code 137',
+        'exit code 137',
     )),
     ('engine_init', (
         'Engine core initialization failed',

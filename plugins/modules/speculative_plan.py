@@ -151,7 +151,7 @@ options:
       - "Allowed for V(eagle3) and V(draft_model): C(draft_tensor_parallel_size) (1 or O(tensor_parallel_size)),
         C(quantization), C(max_model_len), C(revision), C(code_revision); for V(ngram): C(prompt_lookup_max)
         (required), C(prompt_lookup_min) (at most C(prompt_lookup_max)), C(max_model_len); for every method from
-        vLLM 0.30: C(num_speculative_tokens_per_batch_size)."
+        vLLM 0.24: C(num_speculative_tokens_per_batch_size)."
       - C(method), C(model) and C(num_speculative_tokens) come from the options above; C(tensor_parallel_size)
         is refused with vLLM's own hint (pass C(draft_tensor_parallel_size)); unknown keys are refused with the
         allowed list (vLLM 0.20+ rejects them at startup and older versions silently drop them).
@@ -232,13 +232,14 @@ options:
     suboptions:
       failure:
         description:
-          - How it failed. V(oom) (out of memory at start-up), V(config_rejected) (vLLM rejected
+          - How it failed. V(oom) (out of memory at start-up), V(kv_cache) (too little memory left for the KV
+            cache: the smaller draft next, never a lower utilisation), V(config_rejected) (vLLM rejected
             C(--speculative-config)), V(engine_init) (engine core initialisation failed), V(crash_loop),
             V(early_exit) (the process ended before serving, with no known error), V(timeout) (not ready in time);
             every failure M(jetson_llm.vllm.vllm_health) reports.
         type: str
         required: true
-        choices: [config_rejected, oom, engine_init, crash_loop, early_exit, timeout]
+        choices: [config_rejected, kv_cache, oom, engine_init, crash_loop, early_exit, timeout]
       gpu_memory_utilization:
         description: The C(--gpu-memory-utilization) the failed attempt used. Required for V(oom).
         type: float

@@ -73,8 +73,8 @@ options:
     default: 0.9
   baseline:
     description:
-      - What the baseline's outcome depends on besides the workload (L4T, JetPack, vLLM version, image, model, ...),
-        as the role gathers it. Part of both fingerprints, as given.
+      - What the baseline's outcome depends on besides the workload (L4T, JetPack, vLLM version, image, model, the
+        nvpmodel power mode, ...), as the role gathers it. Part of both fingerprints, as given.
     type: dict
     default: {}
   workload:
@@ -269,6 +269,12 @@ baseline_fingerprint:
   description: sha256 of the normalised baseline and workload (whether a stored baseline benchmark can be reused).
   returned: always
   type: str
+fingerprint_parts:
+  description:
+    - What the fingerprints were computed from (C(baseline), with the workload and the baseline utilisation, and
+      C(inputs)). The role records it, so the next run names what changed (for example the power mode).
+  returned: always
+  type: dict
 inputs:
   description: The decision inputs as normalised (only those given).
   returned: always
@@ -359,6 +365,8 @@ def main():
     record_read, record_problem = _read(params['fact_file'], MAX_RECORD_BYTES)
     record, parse_problem = parse(record_read.data) if record_read.data is not None else ({}, None)
     record_problem = record_problem or parse_problem
+    if record_problem:
+        module.warn('The recorded outcome %s is ignored: %s.' % (params['fact_file'], record_problem))
     lkg_read, lkg_problem = _read(params['last_known_good'], 4 * 1048576)
     if lkg_problem:
         module.warn(lkg_problem)
@@ -382,6 +390,7 @@ def main():
     workload = _given(params['workload'])
     inputs = _given(params['inputs'])
     baseline_parts = dict(params['baseline'], baseline_gpu_memory_utilization=baseline_gmu, workload=workload)
+    fingerprint_parts = {'baseline': baseline_parts, 'inputs': inputs}
     try:
         baseline_fingerprint = fingerprint(baseline_parts)
         full_fingerprint = fingerprint({'baseline': baseline_fingerprint, 'inputs': inputs})
@@ -401,6 +410,7 @@ def main():
         'state': params['state'],
         'force_verify': params['force_verify'],
         'fingerprint': full_fingerprint,
+        'fingerprint_parts': fingerprint_parts,
         'service_sha256': service_file.get('sha256'),
     }
     answer = decide(observed)
@@ -419,7 +429,7 @@ def main():
                          'sha256': hashlib.sha256(lkg_read.data).hexdigest() if lkg_read.data is not None else None},
         guard_armed=observed['guard_armed'],
         baseline_gpu_memory_utilization=baseline_gmu,
-        fingerprint=full_fingerprint, baseline_fingerprint=baseline_fingerprint,
+        fingerprint=full_fingerprint, baseline_fingerprint=baseline_fingerprint, fingerprint_parts=fingerprint_parts,
         inputs=inputs, workload=workload,
     )
 

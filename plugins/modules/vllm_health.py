@@ -16,8 +16,10 @@ description:
     C(RestartCount) and state), so a service that exits early or restarts in a loop ends the wait at once, instead
     of looking like a slow start until O(timeout).
   - On failure, reads what vLLM printed since the start (C(journalctl) or C(docker logs)) and names the failure
-    with the line that proves it - V(config_rejected) (vLLM refused C(--speculative-config)), V(oom) (KV cache or
-    CUDA memory), V(engine_init), else V(crash_loop), V(early_exit) or V(timeout).
+    with the line that proves it - V(config_rejected) (vLLM refused C(--speculative-config)), V(kv_cache) (too little
+    memory left for the KV cache), V(oom) (CUDA memory, a Jetson's NvMap allocation failing with error 12, the OOM
+    killer, a start-up ended by SIGKILL / exit code 137), V(engine_init), else V(crash_loop), V(early_exit) or
+    V(timeout).
   - Reads only; it never starts, stops or changes anything.
 author:
   - jetson_llm.vllm maintainers (@jetson-llm)
@@ -110,7 +112,7 @@ healthy:
   type: bool
 failure:
   description:
-    - Why not - V(config_rejected), V(oom), V(engine_init), V(crash_loop), V(early_exit) or V(timeout); null when
+    - Why not - V(config_rejected), V(kv_cache), V(oom), V(engine_init), V(crash_loop), V(early_exit) or V(timeout); null when
       healthy.
   returned: always
   type: str

@@ -100,9 +100,13 @@ if [ "$(cat /proc/1/comm)" = systemd ] && systemctl is-active --quiet docker 2>/
 else
   cpu_priority || die "cannot give the parent cgroup $CGROUP_PARENT a low CPU weight (no writable cpu controller under /sys/fs/cgroup)"
 fi
+# A runtime named nvidia that is runc: NVIDIA's Jetson recipe runs `docker run --runtime nvidia ...` from a systemd
+# unit, and tests/integration/test_docker_unit.py runs exactly that here, where there is no NVIDIA runtime.
+NVIDIA_AS_RUNC="--add-runtime=nvidia=runc"
 if [ "$OWN_DOCKERD" = 1 ] && /usr/bin/docker info >/dev/null 2>&1 \
-   && ! pgrep -a -x dockerd | grep -q -- "--cgroup-parent=/$CGROUP_PARENT"; then
-  step "restarting dockerd with --cgroup-parent=/$CGROUP_PARENT"
+   && ! { pgrep -a -x dockerd | grep -q -- "--cgroup-parent=/$CGROUP_PARENT" \
+          && pgrep -a -x dockerd | grep -q -- "$NVIDIA_AS_RUNC"; }; then
+  step "restarting dockerd with --cgroup-parent=/$CGROUP_PARENT $NVIDIA_AS_RUNC"
   pkill -TERM -x dockerd || true
   for _ in $(seq 1 60); do pgrep -x dockerd >/dev/null || break; sleep 0.5; done
   pgrep -x dockerd >/dev/null && die "dockerd did not stop within 30 s"
@@ -110,7 +114,7 @@ fi
 if ! /usr/bin/docker info >/dev/null 2>&1; then
   if [ -S /run/docker.sock ] && ! pgrep -x dockerd >/dev/null; then rm -f /run/docker.sock; fi
   step "starting dockerd (log: $CACHE/dockerd.log)"
-  setsid /usr/sbin/dockerd --cgroup-parent="/$CGROUP_PARENT" >"$CACHE/dockerd.log" 2>&1 < /dev/null &
+  setsid /usr/sbin/dockerd --cgroup-parent="/$CGROUP_PARENT" "$NVIDIA_AS_RUNC" >"$CACHE/dockerd.log" 2>&1 < /dev/null &
   for _ in $(seq 1 120); do
     /usr/bin/docker info >/dev/null 2>&1 && break
     sleep 0.5
@@ -118,6 +122,9 @@ if ! /usr/bin/docker info >/dev/null 2>&1; then
   /usr/bin/docker info >/dev/null 2>&1 || { tail -n 30 "$CACHE/dockerd.log" >&2; die "dockerd did not come up within 60 s"; }
 fi
 step "Docker Engine $(/usr/bin/docker version --format '{{.Server.Version}}')"
+if [ "$OWN_DOCKERD" = 1 ]; then
+  /usr/bin/docker info --format '{{json .Runtimes}}' | grep -q '"nvidia"' || die "dockerd has no runtime named nvidia"
+fi
 
 # --- the test-bed image ---------------------------------------------------------------------------
 tarball="$NSPAWN_CACHE/root.tar.zst"

@@ -609,6 +609,23 @@ def test_jetpack_upgrade_is_re_verified(fleet):
     assert healthy("orin-reject")
 
 
+def test_a_power_mode_change_is_a_new_baseline_and_the_run_says_so(fleet):
+    """MAXN -> 15 W (nvpmodel) between two runs: the recorded outcome no longer holds (check mode: no benchmark)."""
+    status = fleet.hosts["orin-reject"].path(nspawn.IDENTITY_DIR + "/var/lib/nvpmodel/status")
+    before = status.read_text()
+    assert before.startswith("pmode:0000")
+    pid = fleet.main_pid("orin-reject")
+    try:
+        _rc, out = fleet.play("orin-reject", extra=REJECT_VARS, check=True)
+        assert "in_sync" in out, "the same run is in sync before the change"
+        status.write_text("pmode:0001 fmode:quiet\n")
+        _rc, out = fleet.play("orin-reject", extra=REJECT_VARS, check=True)
+        assert 'verify - ' in out and 'baseline.power_mode "MAXN" -> "MODE_15W"' in out, out[-3000:]
+    finally:
+        status.write_text(before)
+    assert fleet.main_pid("orin-reject") == pid
+
+
 # --- start-up failures, a bad draft, a killed controller --------------------------------------------
 def test_draft_with_another_vocabulary_is_classified_config_rejected_and_reverted(fleet):
     unit_before = fleet.read("thor-faults", UNIT)
@@ -664,7 +681,7 @@ def test_startup_out_of_memory_lowers_then_tries_the_smaller_draft_a_random_one_
         "jetson_spec_smaller_draft_model": str(MODELS / "draft-random")})
     fact = json.loads(fleet.read("thor-faults", fact_file))
     attempts = fact["attempts"]
-    assert [a["failure"] for a in attempts] == ["oom", "oom", None], attempts
+    assert [a["failure"] for a in attempts] == ["oom", "kv_cache", None], attempts
     assert [float(a["gpu_memory_utilization"]) for a in attempts] == [0.70, 0.65, 0.65], attempts
     drafts = ("draft-deep-1layer", "draft-deep-1layer", "draft-random")
     assert [a["speculative_config"]["model"] for a in attempts] == [str(MODELS / m) for m in drafts]

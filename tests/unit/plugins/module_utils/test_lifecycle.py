@@ -147,3 +147,20 @@ def test_damaged_record_is_said_and_treated_as_none():
 def test_docs_lifecycle_table_is_generated_from_the_rules():
     text = (TOP / "docs" / "lifecycle.md").read_text()
     assert L.lifecycle_table() in text, "docs/lifecycle.md is stale: regenerate it (see its first lines)"
+
+
+def test_a_changed_fingerprint_names_what_changed():
+    before = {"baseline": {"power_mode": "MAXN", "l4t": "38.2.0", "workload": {"num_prompts": 50}},
+              "inputs": {"expected_concurrency": 1}}
+    after = {"baseline": {"power_mode": "15W", "l4t": "38.2.0", "workload": {"num_prompts": 50}},
+             "inputs": {"expected_concurrency": 8}}
+    assert L.changed_parts(before, after) == ['baseline.power_mode "MAXN" -> "15W"', "inputs.expected_concurrency 1 -> 8"]
+    obs = observed("reverted", same_inputs=False)
+    obs["record"]["fingerprint_parts"] = before
+    obs["fingerprint_parts"] = after
+    answer = L.decide(obs)
+    assert answer["action"] == "verify"
+    assert 'changed since the recorded outcome: baseline.power_mode "MAXN" -> "15W"' in answer["reasons"][-1]
+    # A record of the previous release has no parts: the general sentence.
+    del obs["record"]["fingerprint_parts"]
+    assert "the inputs or the software changed" in L.decide(obs)["reasons"][-1]

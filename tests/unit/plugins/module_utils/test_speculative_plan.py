@@ -514,8 +514,32 @@ def test_runtime_image_rule(device, image, enable):
 def test_runtime_orin_image_on_thor_names_the_rule_once():
     result = run('thor-t5000', runtime_image=ORIN_IMAGE)  # the facts also list it in forbidden_images
     assert result['reasons'] == [
-        'Never use an NVIDIA-AI-IOT image on Thor (runtime_image %s): Thor runs only upstream vLLM 0.20+ (%s) or a '
-        'validated native vLLM 0.20+.' % (ORIN_IMAGE, UPSTREAM_IMAGE)]
+        "Never use the NVIDIA-AI-IOT Orin image on Thor (runtime_image %s, built for Orin by its tag): Thor runs "
+        "NVIDIA's Thor image (ghcr.io/nvidia-ai-iot/vllm:latest-jetson-thor), upstream vLLM 0.20+ (%s) or a validated "
+        "native vLLM 0.20+." % (ORIN_IMAGE, UPSTREAM_IMAGE)]
+
+
+@pytest.mark.parametrize('image, outcome', [
+    ('ghcr.io/nvidia-ai-iot/vllm:latest-jetson-thor', 'enabled'),      # NVIDIA's Thor recipe
+    ('dustynv/vllm:r38.2-cu130', 'enabled'),                           # L4T r38: JetPack 7.0/7.1, Thor only
+    ('docker.io/dustynv/vllm:0.20.1-r38', 'enabled'),
+    ('ghcr.io/nvidia-ai-iot/vllm:r36.4-tegra', 'refused'),             # JetPack 6: Orin
+    ('ghcr.io/nvidia-ai-iot/vllm:latest-jetson-orin@sha256:' + 'b' * 64, 'refused'),
+    ('GHCR.IO/NVIDIA-AI-IOT/VLLM:latest', 'warned'),                   # the tag does not say
+    ('ghcr.io/nvidia-ai-iot/vllm@sha256:' + 'a' * 64, 'warned'),       # a digest only
+    ('vllm/vllm-openai:v0.20.1-cu129', 'refused'),                     # CUDA 12.9: no sm_110 kernels
+    ('vllm/vllm-openai:latest-cu129', 'refused'),
+    ('vllm/vllm-openai:v0.20.1', 'enabled'),                           # plain tags are CUDA 13 builds
+])
+def test_runtime_thor_images_by_tag(image, outcome):
+    result = run(runtime_image=image, vllm_version='0.20.1' if 'v0.20' in image else None)
+    if outcome == 'refused':
+        assert refused(result, 'runtime'), result
+        assert 'change_runtime' in result['handoff']['actions']
+    else:
+        assert result['enable'] is True, result['reasons']
+        warned = any(image in w and 'does not say which Jetson' in w for w in result['warnings'])
+        assert warned is (outcome == 'warned'), result['warnings']
 
 
 def test_runtime_forbidden_images_from_facts_refused():
@@ -563,13 +587,12 @@ def test_runtime_orin_unknown_l4t_assumes_what_facts_assume():
     assert upstream['enable'] is True and any('check the L4T release' in w for w in upstream['warnings'])
 
 
-@pytest.mark.parametrize('image', ['dustynv/vllm:r38.2-cu130', 'ghcr.io/nvidia-ai-iot/vllm:r36.4-tegra',
-                                   'GHCR.IO/NVIDIA-AI-IOT/VLLM:latest', 'docker.io/dustynv/vllm:0.20.1-r38',
-                                   'ghcr.io/nvidia-ai-iot/vllm@sha256:' + 'a' * 64,
+@pytest.mark.parametrize('image', ['ghcr.io/nvidia-ai-iot/vllm:r36.4-tegra', 'GHCR.IO/NVIDIA-AI-IOT/VLLM:r36.4-orin',
+                                   'docker.io/dustynv/vllm:0.20.1-r36.4',
                                    'ghcr.io/nvidia-ai-iot/vllm:latest-jetson-orin@sha256:' + 'b' * 64])
 def test_runtime_nvidia_ai_iot_image_recognised_by_repository(image):
     thor = run(runtime_image=image)
-    assert refused(thor, 'runtime') and 'Never use an NVIDIA-AI-IOT image on Thor' in thor['reasons'][0]
+    assert refused(thor, 'runtime') and 'Never use the NVIDIA-AI-IOT Orin image on Thor' in thor['reasons'][0]
     orin = run('orin-agx-64gb', runtime_image=image)
     assert orin['enable'] is True and not any('NVIDIA-AI-IOT' in w for w in orin['warnings'])
 
@@ -782,7 +805,7 @@ def test_config_extra_keys_for_eagle3():
     ({'model': 'a/b'}, 'eagle3_head or draft_model option'),
     ({'num_speculative_tokens': 9}, 'num_speculative_tokens option'),
     ({'prompt_lookup_max': 4}, 'does not apply to method eagle3'),
-    ({'num_speculative_tokens_per_batch_size': [[1, 4, 5]]}, r'needs vLLM >= 0\.30, and vllm_version is 0\.20\.1'),
+    ({'num_speculative_tokens_per_batch_size': [[1, 4, 5]]}, r'needs vLLM >= 0\.24, and vllm_version is 0\.20\.1'),
     ({'draft_tensor_parallel_size': 2}, "must be 1 or the target's tensor_parallel_size"),
     ({'draft_tensor_parallel_size': True}, 'must be an integer'),
     ({'max_model_len': 0}, 'max_model_len must be >= 1'),
@@ -800,8 +823,8 @@ def test_config_version_gated_key_refused_when_version_unknown():
         run(vllm_version=None, extra_config={'num_speculative_tokens_per_batch_size': [[1, 2, 5]]})
 
 
-@pytest.mark.parametrize('version', ['0.30.0', '0.32.0+cpu'])
-def test_config_version_gated_key_allowed_from_0_30(version):
+@pytest.mark.parametrize('version', ['0.24.0', '0.30.0', '0.32.0+cpu'])
+def test_config_version_gated_key_allowed_from_0_24(version):
     value = [[1, 2, 5], [3, 8, 2], [9, 64, 0]]
     result = run(vllm_version=version, extra_config={'num_speculative_tokens_per_batch_size': value})
     assert result['speculative_config']['num_speculative_tokens_per_batch_size'] == value
@@ -815,6 +838,8 @@ def test_config_version_gated_key_allowed_from_0_30(version):
     ([[1, 4, 1], [4, 8, 0]], 'must not overlap'),
     ([[1, 4, 6]], r'between 0 \(no drafting\) and num_speculative_tokens \(5\)'),
     ([[1, 4, -1]], 'between 0'),
+    # The issue's example: batch size 1 left undefined (vLLM 0.32 refuses it at start-up).
+    ([[2, 4, 5], [5, 65536, 0]], 'first range must start at batch size 1'),
 ])
 def test_config_per_batch_size_validated(value, words):
     with pytest.raises(SpeculativeInputError, match=words):
@@ -849,8 +874,8 @@ def test_config_extra_must_be_a_dict():
 
 def test_config_allowed_keys_by_version():
     assert 'num_speculative_tokens_per_batch_size' not in SC.allowed_config_keys('eagle3', None)
-    assert 'num_speculative_tokens_per_batch_size' not in SC.allowed_config_keys('eagle3', (0, 29, 9))
-    assert 'num_speculative_tokens_per_batch_size' in SC.allowed_config_keys('eagle3', (0, 30))
+    assert 'num_speculative_tokens_per_batch_size' not in SC.allowed_config_keys('eagle3', (0, 23, 9))
+    assert 'num_speculative_tokens_per_batch_size' in SC.allowed_config_keys('eagle3', (0, 24))
     assert set(SC.allowed_config_keys('ngram', (0, 20))) == {'method', 'num_speculative_tokens', 'prompt_lookup_min',
                                                              'prompt_lookup_max', 'max_model_len'}
 
@@ -1022,6 +1047,24 @@ def oom(gmu, model=LLAMA_HEAD):
     return {'failure': 'oom', 'gpu_memory_utilization': gmu, 'model': model}
 
 
+def test_startup_kv_cache_shortage_goes_to_the_smaller_draft_never_to_a_lower_utilisation():
+    result = run(previous_attempt={'failure': 'kv_cache', 'gpu_memory_utilization': 0.70, 'model': LLAMA_HEAD},
+                 smaller_draft_model='/models/small-draft')
+    assert result['next_step'] == 'smaller_draft' and result['gpu_memory_utilization'] == 0.70
+    assert any('would leave even less' in r for r in result['reasons']), result['reasons']
+
+
+def test_startup_kv_cache_shortage_without_a_smaller_draft_refuses_naming_max_model_len():
+    result = run(previous_attempt={'failure': 'kv_cache', 'gpu_memory_utilization': 0.70, 'model': LLAMA_HEAD})
+    assert result['enable'] is False and result['next_step'] == 'none' and result['refused_by'] == ['startup']
+    assert any('--max-model-len' in r for r in result['reasons']), result['reasons']
+    assert 'smaller_draft' in result['handoff']['actions'] and 'lower_gpu_memory_utilization' not in result['handoff']['actions']
+    # The smaller draft failed the same way: refused, not retried.
+    again = run(previous_attempt={'failure': 'kv_cache', 'gpu_memory_utilization': 0.70, 'model': '/models/small-draft'},
+                smaller_draft_model='/models/small-draft')
+    assert again['enable'] is False and again['next_step'] == 'none'
+
+
 def test_startup_first_attempt():
     result = run()
     assert result['next_step'] == 'first_attempt' and result['gpu_memory_utilization'] == 0.70
@@ -1088,7 +1131,7 @@ def test_every_failure_vllm_health_reports_is_a_valid_previous_attempt():
 
 @pytest.mark.parametrize('attempt, words', [
     ('oom', 'previous_attempt must be a dictionary'),
-    ({'failure': 'OOM'}, 'previous_attempt.failure must be one of config_rejected, oom'),
+    ({'failure': 'OOM'}, 'previous_attempt.failure must be one of config_rejected, kv_cache, oom'),
     ({'failure': 'oom'}, 'previous_attempt.gpu_memory_utilization must be a number'),
     ({'failure': 'oom', 'gpu_memory_utilization': float('nan')}, 'must be a finite number'),
     ({'failure': 'oom', 'gpu_memory_utilization': 0.7, 'model': 'a b'}, 'previous_attempt.model'),

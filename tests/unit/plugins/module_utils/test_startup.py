@@ -23,8 +23,16 @@ COMPILE = ("RuntimeError: Worker failed with error 'CppCompileError: C++ compile
     ("ValidationError: 1 validation error for SpeculativeConfig", "config_rejected", "validation error"),
     ("num_speculative_tokens was provided but without speculative model.", "config_rejected", "num_speculative_tokens"),
     ("ValueError: Unsupported speculative method: 'foo'", "config_rejected", "Unsupported"),
-    (KV, "oom", "KV cache"),
-    (NO_BLOCKS, "oom", "No available memory"),
+    (KV, "kv_cache", "KV cache"),
+    (NO_BLOCKS, "kv_cache", "No available memory"),
+    # A Jetson out of memory (unified memory: NvMap, the kernel's OOM killer, SIGKILL during start-up).
+    ("NvMapMemAllocInternalTagged: 1075072515 error 12", "oom", "error 12"),
+    ("NvMapMemHandleAlloc: error 0\nNvMapMemAllocInternalTagged: 1075072515 error 12", "oom", "NvMapMemAllocInternalTagged"),
+    ("vllm.service: A process of this unit has been killed by the OOM killer.", "oom", "OOM killer"),
+    ("vllm.service: Failed with result 'oom-kill'.", "oom", "oom-kill"),
+    ("kernel: Out of memory: Killed process 4242 (python3) total-vm:30123456kB", "oom", "Killed process"),
+    ("vllm.service: Main process exited, code=killed, status=9/KILL", "oom", "status=9/KILL"),
+    ("vllm-vllm-1 exited with code 137", "oom", "137"),
     (CUDA, "oom", "CUDA out of memory"),
     ("ValueError: Free memory on device (3.1/7.4 GiB) on startup is less than desired GPU memory utilization (0.9, 6.7 GiB).",
      "oom", "less than desired"),
@@ -37,8 +45,19 @@ def test_classify_log_names_the_failure_with_its_line(log, kind, needle):
     assert needle in evidence
 
 
+def test_a_kv_cache_shortage_is_not_a_plain_oom_even_after_an_nvmap_line():
+    kind, evidence = st.classify_log("NvMapMemAllocInternalTagged: 1075072515 error 12\n" + KV)
+    assert kind == "kv_cache" and "KV cache" in evidence
+
+
+def test_every_failure_kind_is_named_once():
+    assert len(set(st.FAILURE_KINDS)) == len(st.FAILURE_KINDS)
+    assert {kind for kind, _needles in st.LOG_PATTERNS} <= set(st.FAILURE_KINDS)
+
+
 def test_a_memory_failure_wins_over_the_engine_line_that_follows_it():
-    assert st.classify_log(NO_BLOCKS + "\n" + ENGINE)[0] == "oom"
+    assert st.classify_log(NO_BLOCKS + "\n" + ENGINE)[0] == "kv_cache"
+    assert st.classify_log(CUDA + "\n" + ENGINE)[0] == "oom"
 
 
 def test_the_specific_reason_wins_over_the_generic_validation_header():
@@ -160,7 +179,7 @@ def test_restarts_allowed():
 def test_early_exit_after_the_grace_period():
     stopped = {"status": "stopped", "restarts": 0, "main_pid": None, "detail": "failed (failed)"}
     result = _wait(FakeEndpoint(), [stopped], log=KV, timeout=1000)
-    assert result["failure"] == "oom" and 20 <= result["elapsed_s"] < 30
+    assert result["failure"] == "kv_cache" and 20 <= result["elapsed_s"] < 30
 
 
 def test_timeout_when_it_never_answers():

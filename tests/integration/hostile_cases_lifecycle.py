@@ -1,0 +1,51 @@
+"""Hostile inputs for speculative_state and speculative_record (format: tests/integration/hostile.py).
+
+AWX-survey values that are neither booleans nor numbers, a FIFO or a directory where the record belongs,
+records JSON cannot carry (NaN, infinity) or with an unknown status. speculative_state runs against a
+service that does not exist here, so it only reads.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+
+from hostile import Hostile
+
+STATE = "jetson_llm.vllm.speculative_state"
+RECORD = "jetson_llm.vllm.speculative_record"
+FIFO = os.path.join(tempfile.gettempdir(), "hostile-lifecycle-record-%d.fifo" % os.getuid())
+if not os.path.exists(FIFO):
+    os.mkfifo(FIFO)
+
+
+def state(**extra):
+    args = {"name": "hostile-no-such-vllm", "fact_file": "{tmp}/none.fact", "last_known_good": "{tmp}/none.lkg",
+            "guard_unit": "hostile-guard"}
+    args.update(extra)
+    return args
+
+
+CASES = [
+    Hostile("state-survey-boolean-neither", STATE, state(inputs={"keep_marginal": "maybe"}),
+            expect=("keep_marginal", "maybe")),
+    Hostile("state-survey-number-neither", STATE, state(inputs={"expected_concurrency": "eight"}),
+            expect=("expected_concurrency", "eight")),
+    Hostile("state-workload-concurrency-text", STATE, state(workload={"concurrency": ["1", "many"]}),
+            expect=("concurrency",)),
+    Hostile("state-force-verify-crlf", STATE, state(force_verify="true\r\n"), expect=("force_verify",)),
+    Hostile("state-unknown-input", STATE, state(inputs={"keep_marginl": False}), expect=("keep_marginl",)),
+    Hostile("state-record-is-a-fifo", STATE, state(fact_file=FIFO), outcome="ok",
+            expect=("is ignored", "cannot be read"), max_seconds=30),
+    Hostile("record-nan", RECORD, {"path": "{tmp}/nan.fact", "record": {"status": "enabled", "deltas": {"gain": float("nan")}}},
+            expect=("JSON cannot carry",), writes="{tmp}/nan.fact"),
+    Hostile("record-inf", RECORD, {"path": "{tmp}/inf.fact", "record": {"status": "enabled", "x": float("inf")}},
+            expect=("JSON cannot carry",), writes="{tmp}/inf.fact"),
+    Hostile("record-unknown-status", RECORD, {"path": "{tmp}/s.fact", "record": {"status": "on"}},
+            expect=("status", "on", "enabled, reverted"), writes="{tmp}/s.fact"),
+    Hostile("record-reasons-not-strings", RECORD, {"path": "{tmp}/r.fact", "record": {"status": "enabled", "reasons": [1]}},
+            expect=("reasons",), writes="{tmp}/r.fact"),
+    Hostile("record-path-is-a-fifo", RECORD, {"path": FIFO, "record": {"status": "enabled"}},
+            expect=("not a regular file",), max_seconds=30),
+    Hostile("record-relative-path", RECORD, {"path": "facts/x.fact", "record": {"status": "enabled"}},
+            expect=("absolute",)),
+]

@@ -1,0 +1,200 @@
+"""NVIDIA's Jetson recipe for real: a systemd unit whose ExecStart is ``docker run --runtime nvidia ...``.
+
+The unit runs in a systemd-nspawn host (systemd as PID 1: the unit, its MainPID, the journal and the
+guard are real) with this machine's Docker CLI and socket bound in, so ``docker run`` starts the
+container on this machine's real Docker Engine (tests/docker/setup.sh), which has a runtime named
+``nvidia`` configured to be ``runc`` (``dockerd --add-runtime=nvidia=runc``): the same command line as on
+a Jetson, minus the GPU. The container runs the test bed's real vLLM (CPU build) from the image
+``localhost/jetson-llm-vllm-testbed:1``, on the host network, port 8231.
+
+What it shows, end to end through ansible-playbook: the serve role deploys the unit; the
+speculative_decoding role reads the running ``docker run`` command line (MainPID's /proc cmdline),
+starts the candidate with ``--speculative-config``, checks that the running process has it, benchmarks,
+rejects the random draft and restores the unit byte for byte; the container ran with the ``nvidia``
+runtime throughout. Then a re-run with the same inputs changes nothing.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import BIN, TOP, _ansible_env, recap
+# pytest fixture, used by name:
+from vllm_testbed import testbed  # noqa: F401  pylint: disable=unused-import
+
+sys.path.insert(0, str(TOP / "tests" / "nspawn"))
+import fleet as nspawn  # noqa: E402  pylint: disable=wrong-import-position
+
+PLAYBOOK = TOP / "tests" / "integration" / "playbooks" / "roles" / "speculate.yml"
+OUT = TOP / "tests" / "output" / "docker-unit"
+IMAGE = "localhost/jetson-llm-vllm-testbed:1"
+SERVICE = "vllm-docker-unit"
+PORT = 8231
+MODEL = "target"
+API_KEY = "du-key-Tz3Lm9Qv1Xc5"
+TESTBED = nspawn.TESTBED
+COMPILE_CACHE = nspawn.COMPILE_CACHE
+DOCKER_CLI = "/usr/bin/docker"
+DOCKER_SOCKET = "/run/docker.sock"
+UNIT = f"/etc/systemd/system/{SERVICE}.service"
+FACT = "/etc/ansible/facts.d/jetson_vllm_speculative.fact"
+WORKLOAD = {"concurrency": [1, 8], "num_prompts": 8, "warmup_prompts": 2, "input_len": 128, "output_len": 64,
+            "temperature": 0}
+SPEC_VARS = {"jetson_spec_method": "draft_model", "jetson_spec_draft_model": str(TESTBED / "models" / "draft-random"),
+             "jetson_spec_num_speculative_tokens": 4, "jetson_spec_guard_timeout": 900,
+             "jetson_spec_benchmark": WORKLOAD, "jetson_spec_revert_min_ratio": 0.25}
+
+
+def docker(*args, check=True, timeout=120):
+    proc = subprocess.run([DOCKER_CLI, *args], text=True, capture_output=True, timeout=timeout, check=False)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"docker {' '.join(args)} failed ({proc.returncode}): {proc.stderr}")
+    return proc
+
+
+class DockerUnitBed:
+    def __init__(self):
+        OUT.mkdir(parents=True, exist_ok=True)
+        # Bound at the same path in the nspawn host: the engine resolves the unit's --volume sources (the
+        # secrets file) on this machine.
+        self.tmp = Path(tempfile.mkdtemp(prefix="jetson_llm_docker_unit.", dir="/var/tmp"))
+        self.tmp.chmod(0o755)
+        self.config_dir = self.tmp / "etc-vllm"
+        self.host = nspawn.Host("thor-docker", identity="thor-t5000", vllm_port=PORT, extra_binds=(
+            f"--bind={self.tmp}", f"--bind-ro={DOCKER_CLI}", f"--bind={DOCKER_SOCKET}"))
+        self.inventory = OUT / "inventory.json"
+        self.runs = 0
+
+    def host_vars(self):
+        return {
+            "vllm_service_name": SERVICE,
+            "vllm_service_manager": "systemd",
+            "vllm_runtime": "container",
+            "vllm_image": IMAGE,
+            "vllm_container_runtime": "nvidia",
+            "vllm_container_entrypoint": str(TESTBED / "venv" / "bin" / "vllm"),
+            "vllm_cache_mounts": [{"src": str(TESTBED), "dest": str(TESTBED)},
+                                  {"src": str(COMPILE_CACHE), "dest": "/root/.cache/vllm"}],
+            "vllm_model": str(TESTBED / "models" / MODEL),
+            "vllm_served_model_name": MODEL,
+            "vllm_host": "127.0.0.1",
+            "vllm_port": PORT,
+            "vllm_max_model_len": 1024,
+            "vllm_gpu_memory_utilization": 0.75,
+            "vllm_environment": {"VLLM_CPU_KVCACHE_SPACE": "1"},
+            "vllm_extra_args": ["--dtype", "bfloat16", "--enforce-eager"],
+            "vllm_api_key": API_KEY,
+            "vllm_startup_timeout": 420,
+            "vllm_config_dir": str(self.config_dir),
+            "jetson_spec_facts_root": nspawn.IDENTITY_DIR,
+        }
+
+    def up(self):
+        COMPILE_CACHE.mkdir(parents=True, exist_ok=True)
+        self.host.create().boot()
+        self.host.nsenter(["docker", "image", "inspect", IMAGE])
+        nspawn.write_inventory(self.inventory, [self.host], host_vars={self.host.name: self.host_vars()})
+
+    def down(self):
+        docker("rm", "-f", SERVICE, check=False)
+        self.host.destroy()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def play(self, extra=None, expect_rc=0):
+        self.runs += 1
+        cmd = [str(BIN / "ansible-playbook"), "-i", str(self.inventory), str(PLAYBOOK), "--limit", self.host.name,
+               "--diff"]
+        if extra:
+            cmd += ["-e", json.dumps(extra)]
+        env = _ansible_env({"ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.default", "ANSIBLE_DISPLAY_ARGS_TO_STDOUT": "0"})
+        started = time.monotonic()
+        proc = subprocess.run(cmd, cwd=TOP, env=env, text=True, capture_output=True, timeout=1800, check=False)
+        out = proc.stdout + proc.stderr
+        (OUT / f"run{self.runs:02d}.log").write_text(out + f"\n# {time.monotonic() - started:.0f} s\n")
+        assert API_KEY not in out, "the API key appears in the output"
+        if expect_rc is not None and proc.returncode != expect_rc:
+            raise AssertionError(f"ansible-playbook ended with {proc.returncode}, expected {expect_rc}:\n{out[-6000:]}")
+        return out
+
+    def inspect(self):
+        return json.loads(docker("inspect", SERVICE).stdout)[0]
+
+    def main_pid_cmdline(self):
+        pid = self.host.nsenter(["systemctl", "show", SERVICE + ".service", "-p", "MainPID", "--value"]).stdout.strip()
+        return self.host.nsenter(["cat", f"/proc/{pid}/cmdline"]).stdout.split("\0")
+
+    def fact(self):
+        return json.loads(self.host.path(FACT).read_text())
+
+
+def healthy():
+    import urllib.request  # pylint: disable=import-outside-toplevel
+    req = urllib.request.Request(f"http://127.0.0.1:{PORT}/v1/models", headers={"Authorization": f"Bearer {API_KEY}"})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:  # noqa: S310 (loopback only)
+            return MODEL in [m["id"] for m in json.loads(resp.read())["data"]]
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def bed(testbed):  # noqa: F811  pylint: disable=redefined-outer-name,unused-argument
+    if docker("info", check=False).returncode != 0:
+        pytest.fail("no Docker Engine answers (run `make docker`: tests/docker/setup.sh)", pytrace=False)
+    runtimes = json.loads(docker("info", "--format", "{{json .Runtimes}}").stdout)
+    if "nvidia" not in runtimes:
+        pytest.fail("the Docker Engine has no runtime named nvidia (tests/docker/setup.sh configures nvidia=runc)",
+                    pytrace=False)
+    db = DockerUnitBed()
+    try:
+        db.up()
+        yield db
+    finally:
+        db.down()
+
+
+def test_the_docker_run_unit_is_deployed_and_runs_with_the_nvidia_runtime(bed):
+    bed.play(extra={"test_run_speculative": False})
+    assert healthy(), "the docker run unit does not serve its model"
+    unit = bed.host.path(UNIT).read_text()
+    assert 'ExecStart=/usr/bin/docker run --rm --name "vllm-docker-unit"' in unit, unit
+    assert '--runtime "nvidia"' in unit and API_KEY not in unit
+    argv = bed.main_pid_cmdline()
+    assert argv[:2] == ["/usr/bin/docker", "run"] and "--runtime" in argv and "nvidia" in argv, argv
+    info = bed.inspect()
+    assert info["HostConfig"]["Runtime"] == "nvidia"
+    assert API_KEY not in json.dumps(info)
+
+
+def test_the_loop_on_a_docker_run_unit_rejects_a_random_draft_and_restores_the_unit(bed):
+    unit_before = bed.host.path(UNIT).read_bytes()
+    container_before = bed.inspect()["Id"]
+    out = bed.play(extra={"test_run_serve": False, **SPEC_VARS})
+    fact = bed.fact()
+    assert fact["status"] == "reverted" and fact["verdict"] == "reject", fact["reasons"]
+    # The candidate really ran: the running docker run had --speculative-config (checked by the role after the
+    # restart) and was benchmarked; the restored one has not.
+    assert fact["attempts"] and fact["attempts"][0]["healthy"] is True, fact["attempts"]
+    assert fact["candidate"], "the candidate was not benchmarked"
+    assert "--speculative-config" not in bed.main_pid_cmdline()
+    assert bed.host.path(UNIT).read_bytes() == unit_before
+    info = bed.inspect()
+    assert info["Id"] != container_before and info["HostConfig"]["Runtime"] == "nvidia"
+    assert "--speculative-config" not in info["Args"]
+    assert healthy()
+    assert "REVERTED" in out
+
+
+def test_the_same_run_again_changes_nothing(bed):
+    container = bed.inspect()["Id"]
+    out = bed.play(extra={"test_run_serve": False, **SPEC_VARS})
+    assert recap(out, bed.host.name)["changed"] == 0, out[-4000:]
+    assert bed.inspect()["Id"] == container
+    assert "in_sync" in out
