@@ -32,7 +32,7 @@ CASES = [
             expect=("expected_concurrency", "eight")),
     Hostile("state-workload-concurrency-text", STATE, state(workload={"concurrency": ["1", "many"]}),
             expect=("concurrency",)),
-    Hostile("state-force-verify-crlf", STATE, state(force_verify="true\r\n"), expect=("force_verify",)),
+    Hostile("state-force-verify-neither", STATE, state(force_verify="sometimes"), expect=("force_verify", "sometimes")),
     Hostile("state-unknown-input", STATE, state(inputs={"keep_marginl": False}), expect=("keep_marginl",)),
     Hostile("state-record-is-a-fifo", STATE, state(fact_file=FIFO), outcome="ok",
             expect=("is ignored", "cannot be read"), max_seconds=30),

@@ -98,7 +98,14 @@ class DockerUnitBed:
 
     def up(self):
         COMPILE_CACHE.mkdir(parents=True, exist_ok=True)
-        self.host.create().boot()
+        self.host.create()
+        # The serve role's unit Requires=docker.service. The engine runs outside this host (its socket is bound
+        # in), so docker.service here is a stand-in that succeeds only while that engine answers.
+        unit = self.host.path("/etc/systemd/system/docker.service")
+        unit.parent.mkdir(parents=True, exist_ok=True)
+        unit.write_text("[Unit]\nDescription=Docker Engine of the machine running this host (bound socket)\n\n"
+                        "[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/usr/bin/docker info\n")
+        self.host.boot()
         self.host.nsenter(["docker", "image", "inspect", IMAGE])
         nspawn.write_inventory(self.inventory, [self.host], host_vars={self.host.name: self.host_vars()})
 
