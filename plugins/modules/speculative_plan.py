@@ -233,7 +233,7 @@ options:
       failure:
         description:
           - How it failed. V(oom) (out of memory at start-up), V(kv_cache) (too little memory left for the KV
-            cache: the smaller draft next, never a lower utilisation), V(config_rejected) (vLLM rejected
+            cache; the smaller draft next, never a lower utilisation), V(config_rejected) (vLLM rejected
             C(--speculative-config)), V(engine_init) (engine core initialisation failed), V(crash_loop),
             V(early_exit) (the process ended before serving, with no known error), V(timeout) (not ready in time);
             every failure M(jetson_llm.vllm.vllm_health) reports.
