@@ -41,10 +41,10 @@ RULES = (
      'Leaves the service as it is and says why (its non-speculative baseline is unknown); rc 0.'),
     ('`jetson_spec_state: disabled` and speculation runs', 'disable', True,
      'Restores the last-known-good service, proves it healthy, records `disabled`.'),
-    ('`jetson_spec_state: disabled`, speculation off, the record says `disabled`', 'in_sync', False,
-     'Nothing.'),
-    ('`jetson_spec_state: disabled`, speculation off', 'disable', False,
-     'Records `disabled`; no restart.'),
+    ('`jetson_spec_state: disabled`, speculation off, the record does not say `enabled`', 'in_sync', False,
+     'Nothing (the recorded outcome, e.g. `refused`, still describes what runs).'),
+    ('`jetson_spec_state: disabled`, speculation off, the record says `enabled`', 'disable', False,
+     'Records `disabled` (the record said what does not run); no restart.'),
     ('speculation runs, the record says otherwise, same inputs', 'reconcile', True,
      'Restores the last-known-good service (record = reality), keeps the recorded outcome.'),
     ('the record says `enabled` but the running process has no `--speculative-config`', 'verify', False,
@@ -108,10 +108,11 @@ def decide(observed):
     if observed.get('state') == 'disabled':
         if spec:
             return _answer(4, reasons + ['Speculative decoding is removed on purpose (jetson_spec_state: disabled).'])
-        if status == 'disabled':
-            return _answer(5, reasons + ['Disabled earlier; %s runs without --speculative-config.' % name])
-        return _answer(6, reasons + ['Speculative decoding is disabled (jetson_spec_state: disabled); %s already '
-                                     'runs without --speculative-config.' % name])
+        if status != 'enabled':
+            return _answer(5, reasons + ['%s runs without --speculative-config, as jetson_spec_state: disabled asks%s.'
+                                         % (name, ' (recorded: %s)' % status if status else '')])
+        return _answer(6, reasons + ['The record says enabled, but %s runs without --speculative-config: recorded as '
+                                     'disabled (jetson_spec_state: disabled).' % name])
     # A record of jetson_spec_state=disabled is not an outcome of the loop: enabling again verifies.
     same = record.get('fingerprint') == observed.get('fingerprint') and status in SETTLED and status != 'disabled'
     if spec and status != 'enabled' and same and not observed.get('force_verify'):

@@ -392,10 +392,11 @@ def test_re_runs_after_a_kept_change_refuse_disable_and_enable_again_with_record
     _rc, out = fleet.play("thor-accept", extra={**ACCEPT_VARS, "jetson_spec_expected_concurrency": "8"})
     assert recap(out, "thor-accept")["changed"] == 0, out[-3000:]
     assert fleet.main_pid("thor-accept") == pid
-    # Disabled on purpose: nothing speculative runs, so nothing restarts; the record says disabled.
+    # Disabled on purpose: nothing speculative runs, so nothing changes and the refusal stays recorded.
     _rc, out = fleet.play("thor-accept", extra={**ACCEPT_VARS, "jetson_spec_state": "disabled"})
     fact = assert_record_is_reality(fleet, "thor-accept")
-    assert fact["status"] == "disabled", fact["reasons"]
+    assert fact["status"] == "refused" and "in_sync" in out, fact["reasons"]
+    assert recap(out, "thor-accept")["changed"] == 0, out[-3000:]
     assert fleet.main_pid("thor-accept") == pid
     # A plain run enables again (verified, not taken from the old record).
     _rc, out = fleet.play("thor-accept", extra={**ACCEPT_VARS, "jetson_spec_tune_max_steps": 0})

@@ -43,7 +43,10 @@ ROWS = {
     "speculation with a record but no copy: refuse": (observed("enabled", spec=True, lkg=False), "refuse", False),
     "first run": (observed(None), "verify", False),
     "disabled, nothing speculative, recorded disabled": (observed("disabled", state="disabled"), "in_sync", False),
-    "disabled, nothing speculative, record reverted": (observed("reverted", state="disabled"), "disable", False),
+    "disabled, nothing speculative, record reverted: left alone": (observed("reverted", state="disabled"), "in_sync", False),
+    "disabled on a refused host that never speculated": (observed("refused", state="disabled"), "in_sync", False),
+    "disabled, no record, nothing speculative": (observed(None, state="disabled"), "in_sync", False),
+    "disabled, the record says enabled but nothing speculative runs": (observed("enabled", state="disabled"), "disable", False),
     "record enabled but the process runs without speculation": (observed("enabled", spec=False), "verify", False),
     "operator edited the unit after a kept change": (observed("enabled", spec=True, same_file=False), "verify", True),
     "failed record: tried again": (observed("failed"), "verify", False),
@@ -116,7 +119,8 @@ def test_every_cell_has_one_action_from_the_closed_set_and_keeps_record_equal_to
             assert obs["last_known_good"], (values, answer)
         # in_sync only when the record describes what runs.
         if action == "in_sync":
-            assert status in ("enabled", "reverted", "refused", "skipped", "disabled")
+            assert status in (None, "enabled", "reverted", "refused", "skipped", "disabled", "failed")
+            assert status in ("enabled", "reverted", "refused", "skipped", "disabled") or obs["state"] == "disabled"
             assert status != "disabled" or obs["state"] == "disabled", (values, answer)
             assert (status == "enabled") == bool(obs["running_speculative"]), (values, answer)
             assert not obs["force_verify"] or obs["state"] == "disabled"
