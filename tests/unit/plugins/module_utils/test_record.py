@@ -63,4 +63,3 @@ def test_an_invalid_record_is_never_written(record, words):
     with pytest.raises(R.RecordError) as err:
         R.dumps(record)
     assert words in str(err.value)
-
