@@ -35,8 +35,6 @@ RULES = (
      'Records `skipped` with the reason; changes nothing.'),
     ('the record is `pending` or the guard is armed (a run was interrupted)', 'resume', True,
      'Restores the last-known-good service, proves it healthy, records the interruption, then decides again in the same run.'),
-    ('the service is not running', 'skip', False,
-     'Reports `skipped` (start the service first); changes nothing.'),
     ('speculation runs and no last-known-good copy of this collection exists', 'refuse', False,
      'Leaves the service as it is and says why (its non-speculative baseline is unknown); rc 0.'),
     ('`jetson_spec_state: disabled` and speculation runs', 'disable', True,
@@ -47,11 +45,14 @@ RULES = (
      'Records `disabled` (the record said what does not run); no restart.'),
     ('speculation runs, the record says otherwise, same inputs', 'reconcile', True,
      'Restores the last-known-good service (record = reality), keeps the recorded outcome.'),
+    ('same inputs, an outcome of the loop recorded (not `failed`, `pending` or `disabled`) that matches what runs '
+     '(`enabled` exactly when speculation runs), the service file as recorded, no `jetson_spec_force_verify`',
+     'in_sync', False, 'Nothing: no restart, no request.'),
+    ('the service is not running', 'skip', False,
+     'The plan still runs (a refusal, e.g. of the device, is recorded as `refused`); otherwise reports `skipped` '
+     '(start the service first) and changes nothing.'),
     ('the record says `enabled` but the running process has no `--speculative-config`', 'verify', False,
      'Verifies again from the running (non-speculative) service.'),
-    ('same inputs, an outcome of the loop recorded (not `failed`, `pending` or `disabled`), the service file as '
-     'recorded, no `jetson_spec_force_verify`', 'in_sync', False,
-     'Nothing: no restart, no request.'),
     ('anything else (no record, new inputs or software, a changed service file, a forced run)', 'verify', None,
      'Benchmarks the baseline (after removing speculation when it runs), tries the plan, keeps or reverts it.'),
 )
@@ -97,33 +98,34 @@ def decide(observed):
                if status == 'pending' else 'the guard of an earlier change is still armed')
         return _answer(1, reasons + ['A previous run stopped in the middle of the change: %s. The last-known-good '
                                      'service is restored and the host decided again.' % why])
-    if not observed.get('running'):
-        return _answer(2, reasons + ['%s is not running: start it (jetson_llm.vllm.serve), then run again.' % name])
     if spec and not lkg:
-        return _answer(3, reasons + [
+        return _answer(2, reasons + [
             '%s runs with --speculative-config, but this collection has no last-known-good copy of its service '
             '(%s), so its non-speculative baseline is unknown: left as it is. Deploy the baseline '
             '(jetson_llm.vllm.serve or your own unit without --speculative-config), then run again.'
             % (name, 'a record exists' if record else 'and no record')])
     if observed.get('state') == 'disabled':
         if spec:
-            return _answer(4, reasons + ['Speculative decoding is removed on purpose (jetson_spec_state: disabled).'])
+            return _answer(3, reasons + ['Speculative decoding is removed on purpose (jetson_spec_state: disabled).'])
         if status != 'enabled':
-            return _answer(5, reasons + ['%s runs without --speculative-config, as jetson_spec_state: disabled asks%s.'
+            return _answer(4, reasons + ['%s runs without --speculative-config, as jetson_spec_state: disabled asks%s.'
                                          % (name, ' (recorded: %s)' % status if status else '')])
-        return _answer(6, reasons + ['The record says enabled, but %s runs without --speculative-config: recorded as '
+        return _answer(5, reasons + ['The record says enabled, but %s runs without --speculative-config: recorded as '
                                      'disabled (jetson_spec_state: disabled).' % name])
     # A record of jetson_spec_state=disabled is not an outcome of the loop: enabling again verifies.
     same = record.get('fingerprint') == observed.get('fingerprint') and status in SETTLED and status != 'disabled'
-    if spec and status != 'enabled' and same and not observed.get('force_verify'):
-        return _answer(7, reasons + ['The record says %s, but %s runs with --speculative-config: speculation is '
+    force = bool(observed.get('force_verify'))
+    if spec and status != 'enabled' and same and not force:
+        return _answer(6, reasons + ['The record says %s, but %s runs with --speculative-config: speculation is '
                                      'removed so that the host runs what its record says.' % (status, name)])
-    if status == 'enabled' and not spec:
-        return _answer(8, reasons + ['The record says enabled, but the running %s has no --speculative-config: '
-                                     'verified again.' % name])
     file_same = record.get('service_sha256') is not None and record.get('service_sha256') == observed.get('service_sha256')
-    if same and file_same and not observed.get('force_verify'):
-        return _answer(9, reasons + ['Recorded earlier, nothing changed since.'])
+    if same and file_same and not force and (status == 'enabled') == spec:
+        return _answer(7, reasons + ['Recorded earlier, nothing changed since.'])
+    if not observed.get('running'):
+        return _answer(8, reasons + ['%s is not running: start it (jetson_llm.vllm.serve), then run again.' % name])
+    if status == 'enabled' and not spec:
+        return _answer(9, reasons + ['The record says enabled, but the running %s has no --speculative-config: '
+                                     'verified again.' % name])
     why = []
     if not record:
         why.append('no outcome is recorded')
@@ -135,7 +137,7 @@ def decide(observed):
         why.append('the recorded outcome is %s' % status)
     elif not file_same:
         why.append('the service file changed since the recorded outcome')
-    if observed.get('force_verify'):
+    if force:
         why.append('jetson_spec_force_verify is set')
     if spec and status != 'enabled':
         why.append('the record says %s but speculation runs (removed before the baseline is measured)' % status)

@@ -621,7 +621,8 @@ def test_a_power_mode_change_is_a_new_baseline_and_the_run_says_so(fleet):
         assert "in_sync" in out, "the same run is in sync before the change"
         status.write_text("pmode:0001 fmode:quiet\n")
         _rc, out = fleet.play("orin-reject", extra=REJECT_VARS, check=True)
-        assert 'verify - ' in out and 'baseline.power_mode "MAXN" -> "MODE_15W"' in out, out[-3000:]
+        # (the debug message is printed as JSON: its quotes are escaped)
+        assert 'verify - ' in out and 'baseline.power_mode \\"MAXN\\" -> \\"MODE_15W\\"' in out, out[-3000:]
     finally:
         status.write_text(before)
     assert fleet.main_pid("orin-reject") == pid
