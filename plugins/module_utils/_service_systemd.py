@@ -303,8 +303,11 @@ def find_unit_file(root, unit):
     return None
 
 
-def drop_in_paths(root, unit):
-    """Drop-in files of ``unit`` (and of its template), in the order systemd applies them."""
+def drop_in_paths(root, unit, exclude=()):
+    """Drop-in files of ``unit`` (and of its template), in the order systemd applies them.
+
+    ``exclude``: file names left out (this collection's own overlay, to read the baseline without it).
+    """
     chosen = {}
     names = [unit]
     template = template_of(unit)
@@ -314,7 +317,7 @@ def drop_in_paths(root, unit):
         for directory in reversed(UNIT_DIRS):  # higher-priority directories overwrite
             folder = directory + '/' + name + '.d'
             for entry in files.list_dir(root, folder):
-                if entry.endswith('.conf'):
+                if entry.endswith('.conf') and entry not in exclude:
                     chosen[entry] = folder + '/' + entry
     return [chosen[entry] for entry in sorted(chosen)]
 
@@ -378,28 +381,44 @@ def environment_from(config, table, root, unknown_specifiers, problems):
     return env, paths
 
 
-def parse_unit(root, unit, path, hostname=None, machine_id=None, read=None):
-    """Read ``unit`` from ``path`` (and its drop-ins) below ``root``.
+def exec_words(value, table, env, unknown):
+    """One ExecStart= value as systemd runs it: (argv, prefixes, names of unset variables).
+
+    Specifiers are expanded, the value is split into words, the prefixes (``-@:+!``) are taken off, and
+    ``$VAR``/``${VAR}`` are expanded from ``env`` unless the ``:`` prefix says not to. Raises UnitSyntaxError.
+    """
+    words, prefixes = strip_exec_prefixes(split_words(expand_specifiers(value, table, unknown)))
+    missing = []
+    if ':' not in prefixes:
+        words = expand_variables(words, env, missing)
+    return words, prefixes, missing
+
+
+def parse_unit(root, unit, path, hostname=None, machine_id=None, read=None, exclude=()):
+    """Read ``unit`` from ``path`` (and its drop-ins, but those named in ``exclude``) below ``root``.
 
     Returns a dict: file (FileRead), argv (list or None), env (dict, internal), env_files,
-    problems (sentences), unknown_specifiers, exec_count.
+    problems (sentences), unknown_specifiers, exec_count, exec_start_raw (the effective ExecStart= value as
+    written, before specifiers and variables are expanded), sources (the files read, in order, with their bytes).
     """
     read = read or files.read_regular(root, path)
     result = {'file': read, 'argv': None, 'env': {}, 'env_files': [], 'problems': [],
-              'unknown_specifiers': [], 'exec_count': 0, 'prefixes': ''}
+              'unknown_specifiers': [], 'exec_count': 0, 'prefixes': '', 'exec_start_raw': None, 'sources': []}
     if read.error:
         result['problems'].append(read.error)
     if read.data is None:
         return result
     config = UnitConfig()
     config.apply(read.text, path)
-    for drop_in in drop_in_paths(root, unit):
+    result['sources'].append((path, read.data))
+    for drop_in in drop_in_paths(root, unit, exclude=exclude):
         drop = files.read_regular(root, drop_in)
         if drop.data is None:
             if drop.error:
                 result['problems'].append(drop.error)
             continue
         config.apply(drop.text, drop_in)
+        result['sources'].append((drop_in, drop.data))
     table = specifier_table(unit, fragment_path=path, hostname=hostname, machine_id=machine_id)
     unknown = result['unknown_specifiers']
     env, env_files = environment_from(config, table, root, unknown, result['problems'])
@@ -413,16 +432,13 @@ def parse_unit(root, unit, path, hostname=None, machine_id=None, read=None):
                                   'Type=oneshot (an empty ExecStart= in the drop-in resets the list): the last one is read'
                                   % (unit, len(config.exec_start)))
     value = config.exec_start[-1]
+    result['exec_start_raw'] = value
     try:
-        words = split_words(expand_specifiers(value, table, unknown))
+        words, prefixes, missing = exec_words(value, table, env, unknown)
     except UnitSyntaxError as exc:
         result['problems'].append('ExecStart= of %s cannot be parsed: %s' % (unit, exc))
         return result
-    words, prefixes = strip_exec_prefixes(words)
     result['prefixes'] = prefixes
-    missing = []
-    if ':' not in prefixes:
-        words = expand_variables(words, env, missing)
     for name in missing:
         result['problems'].append('ExecStart= uses $%s, which no Environment= or EnvironmentFile= sets '
                                   '(expanded to nothing)' % name)

@@ -13,6 +13,8 @@ from hostile import Hostile
 
 STATE = "jetson_llm.vllm.speculative_state"
 RECORD = "jetson_llm.vllm.speculative_record"
+OVERLAY = "jetson_llm.vllm.speculative_overlay"
+SPEC = {"method": "draft_model", "model": "/models/draft", "num_speculative_tokens": 4}
 FIFO = os.path.join(tempfile.gettempdir(), "hostile-lifecycle-record-%d.fifo" % os.getuid())
 if not os.path.exists(FIFO):
     os.mkfifo(FIFO)
@@ -48,4 +50,24 @@ CASES = [
             expect=("not a regular file",), max_seconds=30),
     Hostile("record-relative-path", RECORD, {"path": "facts/x.fact", "record": {"status": "enabled"}},
             expect=("absolute",)),
+    # The overlay's path is built from the name: nothing may escape /run/systemd/system or /etc/systemd/system.
+    Hostile("overlay-name-path-traversal", OVERLAY, {"name": "../../tmp/hostile-overlay", "state": "absent"},
+            expect=("not a systemd service name", "../../tmp/hostile-overlay"), writes="/tmp/hostile-overlay.service.d"),
+    Hostile("overlay-name-crlf", OVERLAY, {"name": "vllm\r\nExecStart=/bin/sh", "state": "absent"},
+            expect=("not a systemd service name",)),
+    Hostile("overlay-utilisation-nan", OVERLAY, {"name": "hostile-no-such-vllm", "state": "candidate",
+                                                 "speculative_config": SPEC, "gpu_memory_utilization": float("nan")},
+            expect=("gpu_memory_utilization", "nan", "at most 1"),
+            writes="/run/systemd/system/hostile-no-such-vllm.service.d"),
+    Hostile("overlay-utilisation-above-one", OVERLAY, {"name": "hostile-no-such-vllm", "state": "candidate",
+                                                       "speculative_config": SPEC, "gpu_memory_utilization": 1.5},
+            expect=("1.5", "at most 1"), writes="/run/systemd/system/hostile-no-such-vllm.service.d"),
+    Hostile("overlay-candidate-without-config", OVERLAY, {"name": "hostile-no-such-vllm", "state": "candidate"},
+            expect=("speculative_config",)),
+    Hostile("overlay-no-such-unit", OVERLAY, {"name": "hostile-no-such-vllm", "state": "candidate",
+                                              "speculative_config": SPEC, "gpu_memory_utilization": 0.5},
+            expect=("hostile-no-such-vllm.service", "cannot be read"),
+            writes="/run/systemd/system/hostile-no-such-vllm.service.d"),
+    Hostile("overlay-commit-without-candidate", OVERLAY, {"name": "hostile-no-such-vllm", "state": "committed"},
+            expect=("no candidate overlay", "nothing was changed")),
 ]
