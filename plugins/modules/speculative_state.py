@@ -242,8 +242,13 @@ service:
   contains:
     exists: {description: "The unit or compose file exists.", type: bool, returned: always}
     path: {description: "Its path.", type: str, returned: always}
-    sha256: {description: "Its sha256, or null.", type: str, returned: always}
-    speculative: {description: "The file has C(--speculative-config).", type: bool, returned: always}
+    sha256:
+      description:
+        - "systemd: one sha256 over the unit and its drop-ins without this collection's overlay (the baseline),
+          so an operator's edit or new drop-in changes it. Compose: the compose file's sha256. Null when missing."
+      type: str
+      returned: always
+    speculative: {description: "The effective definition (with the overlay) has C(--speculative-config).", type: bool, returned: always}
     model: {description: "The model it serves (running process first, else the file), or null.", type: str, returned: always}
     port: {description: "Its port, or null.", type: int, returned: always}
 last_known_good:
@@ -253,12 +258,28 @@ last_known_good:
   contains:
     exists: {description: "It exists as a regular file.", type: bool, returned: always}
     sha256: {description: "Its sha256, or null.", type: str, returned: always}
+overlay:
+  description: "systemd: this collection's drop-in (M(jetson_llm.vllm.speculative_overlay)). Compose: all false."
+  returned: always
+  type: dict
+  contains:
+    candidate: {description: "The unverified overlay exists under /run/systemd/system.", type: bool, returned: always}
+    committed: {description: "The kept overlay exists under /etc/systemd/system.", type: bool, returned: always}
+    baseline_speculative: {description: "The service without the overlay runs C(--speculative-config).", type: bool, returned: always}
+can_restore:
+  description:
+    - Whether this collection can put a non-speculative service back. systemd, unless the baseline itself speculates
+      (then only an earlier release's last-known-good copy can); compose, when the last-known-good copy exists.
+  returned: always
+  type: bool
 guard_armed:
   description: The guard timer is active.
   returned: always
   type: bool
 baseline_gpu_memory_utilization:
-  description: The baseline's C(--gpu-memory-utilization) (running value, or the recorded one while speculation runs).
+  description:
+    - The baseline's C(--gpu-memory-utilization) (the running value; while speculation runs, the baseline's own from
+      the unit without the overlay, or the recorded one).
   returned: always
   type: float
 fingerprint:
@@ -293,6 +314,9 @@ from ansible_collections.jetson_llm.vllm.plugins.module_utils._lifecycle import 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._record import MAX_RECORD_BYTES, parse
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import ServiceInfoError, gather
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service_files import read_regular
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._serve_args import analyse_command
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _overlay as overlay
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_systemd as systemd
 
 LIVE_ROOT = '/'
 
@@ -377,11 +401,31 @@ def main():
     state = service.get('state') or {}
     is_running = running is not None or state.get('status') in ('running', 'active')
     speculative = run_serve.get('speculative_config') is not None
+    service_file = service.get('file') or {}
+
+    # systemd: the speculative change is the collection's own drop-in (the overlay). The baseline is the unit
+    # and every other drop-in; removing the overlay restores it, unless the baseline itself speculates.
+    overlay_info = {'candidate': False, 'committed': False, 'baseline_speculative': False}
+    baseline_serve = configured
+    service_sha256 = service_file.get('sha256')
+    can_restore = lkg_read.data is not None
+    if params['manager'] == 'systemd' and service.get('exists') and service_file.get('path'):
+        unit = systemd.unit_name(params['name'])
+        base = overlay.read_baseline(LIVE_ROOT, unit, service_file['path'])
+        present = overlay.read_overlay(LIVE_ROOT, unit)
+        base_info = analyse_command(base['argv'], env=base['env'])[0] if base['argv'] else {}
+        baseline_serve = base_info.get('serve') or {}
+        overlay_info = {'candidate': present['candidate'].exists, 'committed': present['committed'].exists,
+                        'baseline_speculative': baseline_serve.get('speculative_config') is not None}
+        service_sha256 = base['sha256']
+        can_restore = not overlay_info['baseline_speculative'] or lkg_read.data is not None
 
     if speculative:
-        baseline_gmu = record.get('baseline_gpu_memory_utilization')
+        baseline_gmu = baseline_serve.get('gpu_memory_utilization') if params['manager'] == 'systemd' else None
+        if baseline_gmu is None or overlay_info['baseline_speculative']:
+            baseline_gmu = record.get('baseline_gpu_memory_utilization')
     else:
-        baseline_gmu = run_serve.get('gpu_memory_utilization') if running else configured.get('gpu_memory_utilization')
+        baseline_gmu = run_serve.get('gpu_memory_utilization') if running else baseline_serve.get('gpu_memory_utilization')
     try:
         baseline_gmu = float(baseline_gmu) if baseline_gmu is not None else params['default_gpu_memory_utilization']
     except (TypeError, ValueError):
@@ -390,6 +434,10 @@ def main():
     workload = _given(params['workload'])
     inputs = _given(params['inputs'])
     baseline_parts = dict(params['baseline'], baseline_gpu_memory_utilization=baseline_gmu, workload=workload)
+    if params['manager'] == 'systemd':
+        # The service itself (unit and drop-ins but the overlay): an operator's edit is a new baseline, whose
+        # stored benchmark must not be reused. (Compose: its file holds the change, so it cannot be part of this.)
+        baseline_parts['service'] = service_sha256
     fingerprint_parts = {'baseline': baseline_parts, 'inputs': inputs}
     try:
         baseline_fingerprint = fingerprint(baseline_parts)
@@ -397,7 +445,6 @@ def main():
     except (TypeError, ValueError) as exc:
         module.fail_json(msg='baseline, workload or inputs hold a value that cannot be fingerprinted (%s)' % exc)
 
-    service_file = service.get('file') or {}
     observed = {
         'service': params['name'],
         'service_exists': bool(service.get('exists')),
@@ -405,13 +452,13 @@ def main():
         'running_speculative': speculative,
         'record': record,
         'record_problem': record_problem,
-        'last_known_good': lkg_read.data is not None,
+        'last_known_good': can_restore,
         'guard_armed': guard_armed(module, params['guard_unit']),
         'state': params['state'],
         'force_verify': params['force_verify'],
         'fingerprint': full_fingerprint,
         'fingerprint_parts': fingerprint_parts,
-        'service_sha256': service_file.get('sha256'),
+        'service_sha256': service_sha256,
     }
     answer = decide(observed)
     module.exit_json(
@@ -422,9 +469,10 @@ def main():
                  'speculative_config': run_serve.get('speculative_config'),
                  'gpu_memory_utilization': run_serve.get('gpu_memory_utilization')},
         service={'exists': bool(service.get('exists')), 'path': service_file.get('path'),
-                 'sha256': service_file.get('sha256'),
+                 'sha256': service_sha256,
                  'speculative': configured.get('speculative_config') is not None,
                  'model': (service.get('serve') or {}).get('model'), 'port': (service.get('serve') or {}).get('port')},
+        overlay=overlay_info, can_restore=can_restore,
         last_known_good={'exists': lkg_read.data is not None,
                          'sha256': hashlib.sha256(lkg_read.data).hexdigest() if lkg_read.data is not None else None},
         guard_armed=observed['guard_armed'],

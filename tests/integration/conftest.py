@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 import re
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -92,3 +94,30 @@ def recap(out, host):
     match = re.search(rf"^{re.escape(host)}\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", out, re.M)
     assert match, f"no PLAY RECAP line for {host}"
     return dict(zip(("ok", "changed", "unreachable", "failed"), map(int, match.groups())))
+
+
+def kill_playbook_when(cmd, log_path, ready, what, timeout):
+    """Run ``cmd`` (ansible-playbook) and SIGKILL it, with everything it started, once ``ready(output)`` is true.
+
+    The controller dies as a killed AWX job or a lost laptop would: no handler, no rescue, no clean-up.
+    Fails when the playbook ends first or ``what`` does not happen within ``timeout`` s. Returns the output.
+    """
+    with open(log_path, "w", encoding="utf-8") as log:
+        proc = subprocess.Popen(cmd, cwd=TOP, env=_ansible_env(), stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        try:
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                if ready(log_path.read_text(errors="replace")):
+                    break
+                assert proc.poll() is None, \
+                    f"ansible-playbook ended before {what}:\n{log_path.read_text(errors='replace')[-3000:]}"
+                time.sleep(0.5)
+            else:
+                pytest.fail(f"{what} did not happen within {timeout} s")
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+    return log_path.read_text(errors="replace")

@@ -36,9 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -50,7 +48,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import BIN, TOP, _ansible_env, recap
+from conftest import BIN, TOP, _ansible_env, kill_playbook_when, recap
 # pytest fixture, used by name:
 from vllm_testbed import testbed  # noqa: F401  pylint: disable=unused-import
 
@@ -311,25 +309,13 @@ def test_controller_killed_mid_change_the_guard_restores_the_compose_service(bed
                              "jetson_spec_num_speculative_tokens": 4, "jetson_spec_benchmark": WORKLOAD,
                              "jetson_spec_guard_timeout": guard, "vllm_startup_timeout": startup,
                              "jetson_spec_force_verify": True})]
+
+    def changed_and_armed(_out):
+        armed = bed.guarded.nsenter(["systemctl", "is-active", timer], check=False).stdout.strip() == "active"
+        return armed and b"--speculative-config" in bed.compose_file.read_bytes()
+
     log_path = OUT / "killed-controller.log"
-    with open(log_path, "w", encoding="utf-8") as log:
-        proc = subprocess.Popen(cmd, cwd=TOP, env=_ansible_env(), stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True)
-        try:
-            deadline = time.monotonic() + 300
-            while time.monotonic() < deadline:
-                armed = bed.guarded.nsenter(["systemctl", "is-active", timer], check=False).stdout.strip() == "active"
-                if armed and b"--speculative-config" in bed.compose_file.read_bytes():
-                    break
-                assert proc.poll() is None, f"ansible-playbook ended before the change:\n{log_path.read_text()[-3000:]}"
-                time.sleep(0.5)
-            else:
-                pytest.fail("the speculative compose file and the guard never appeared")
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=30)
-        finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
+    kill_playbook_when(cmd, log_path, changed_and_armed, "the speculative compose file and the guard", 300)
     assert_no_secret(log_path.read_text(), "the killed run's output")
     assert bed.compose_file.read_bytes() != compose_before, "the change did not happen before the kill"
     # Nobody is left to revert: the guard must, within its timeout plus a start-up.

@@ -35,10 +35,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -47,12 +45,16 @@ import urllib.request
 
 import pytest
 
-from conftest import BIN, TOP, _ansible_env, recap
+from conftest import BIN, COLLECTIONS, TOP, _ansible_env, kill_playbook_when, recap
 # pytest fixture, used by name:
 from vllm_testbed import testbed  # noqa: F401  pylint: disable=unused-import
 
 sys.path.insert(0, str(TOP / "tests" / "nspawn"))
 import fleet as nspawn  # noqa: E402  pylint: disable=wrong-import-position
+
+_ansible_env()  # links the collection under .build/collections
+sys.path.insert(0, str(COLLECTIONS))
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _overlay  # noqa: E402  pylint: disable=wrong-import-position
 
 PLAYBOOK = TOP / "tests" / "integration" / "playbooks" / "roles" / "speculate.yml"
 OUT = TOP / "tests" / "output" / "roles"
@@ -62,7 +64,10 @@ API_KEY = "rt-key-Jq8Xw3Lp5Zc7"
 HF_TOKEN = "hf_rtTokenNeverShown4Vq9"
 UNIT = "/etc/systemd/system/vllm.service"
 FACT = "/etc/ansible/facts.d/jetson_vllm_speculative.fact"
-LKG = "/var/lib/jetson_llm/speculative/vllm.last-known-good"
+# The speculative change is a drop-in of the collection's own: a candidate under /run (the host's own tmpfs, so
+# read from inside the host), moved to /etc once kept. The unit itself is never written.
+OVERLAY = "/etc/systemd/system/vllm.service.d/zz-jetson-llm-speculative.conf"
+CANDIDATE = "/run/systemd/system/vllm.service.d/zz-jetson-llm-speculative.conf"
 
 WORKLOAD = {"concurrency": [1, 8], "num_prompts": 8, "warmup_prompts": 2, "input_len": 32, "output_len": 128,
             "temperature": 0}
@@ -131,6 +136,14 @@ class Fleet:
         for host in self.hosts.values():
             host.destroy()
 
+    def reboot(self, name):
+        """Power the host off (its systemd shuts down in order) and boot it again; /run starts empty."""
+        host = self.hosts[name]
+        host.stop(timeout=180)
+        host.boot()
+        nspawn.write_inventory(self.inventory, self.hosts.values(),
+                               host_vars={n: host_vars(n) for n in self.hosts})
+
     def play(self, limit, extra=None, check=False, expect_rc=0, args=()):
         """ansible-playbook on one host; returns (rc, stdout+stderr). The output is kept under tests/output/roles."""
         self.runs += 1
@@ -159,6 +172,19 @@ class Fleet:
 
     def fact(self, name):
         return json.loads(self.read(name, FACT))
+
+    def inside(self, name, path):
+        """A file as the running host sees it (its /run is its own tmpfs), or None."""
+        proc = self.hosts[name].nsenter(["cat", path], check=False)
+        return proc.stdout if proc.returncode == 0 else None
+
+    def baseline_sha(self, name):
+        """The digest the role records for the service without its overlay (unit + other drop-ins)."""
+        return _overlay.read_baseline(str(self.hosts[name].root), "vllm", UNIT)["sha256"]
+
+    def assert_no_overlay(self, name):
+        assert self.inside(name, OVERLAY) is None and self.inside(name, CANDIDATE) is None, "an overlay is left"
+        assert "speculative-config" not in self.cmdline(name)
 
     def main_pid(self, name):
         out = self.hosts[name].nsenter(["systemctl", "show", "vllm.service", "-p", "MainPID", "--value"]).stdout
@@ -323,8 +349,13 @@ def test_accept_enables_speculation_tunes_k_and_records_it(fleet):
     assert fact["deltas"]["throughput_gain_c1"] >= 0.30 and fact["deltas"]["tpot_reduction_c1"] >= 0.20
     assert fact["speculative_config"]["model"] == str(MODELS / "draft-deep-1layer")
     assert fact["candidate_gpu_memory_utilization"] == pytest.approx(0.70)
-    unit = fleet.read("thor-accept", UNIT).decode()
-    assert '"--speculative-config"' in unit and '"--gpu-memory-utilization" \\\n    "0.70"' in unit
+    # The unit is the operator's (here: serve's), untouched; the change is the collection's committed drop-in.
+    assert fleet.read("thor-accept", UNIT) == baseline_unit
+    assert fleet.inside("thor-accept", CANDIDATE) is None, "the kept change is still only a candidate under /run"
+    unit = fleet.inside("thor-accept", OVERLAY)
+    assert unit is not None, "no committed overlay"
+    assert 'ExecStart=\n' in unit and '"--gpu-memory-utilization" "0.7" "--speculative-config"' in unit, unit
+    assert fleet.hosts["thor-accept"].path(OVERLAY).stat().st_mode & 0o777 == 0o644
     assert "speculative-config" in fleet.cmdline("thor-accept")
     # K tuning: K = 4 verified first, then one step, K = 5, verified the same way; the better one is kept and
     # the unit, the running process and the record agree on it.
@@ -341,10 +372,8 @@ def test_accept_enables_speculation_tunes_k_and_records_it(fleet):
     assert f'\\"num_speculative_tokens\\":{kept}' in unit, unit
     assert f'"num_speculative_tokens":{kept}' in fleet.cmdline("thor-accept")
     assert any(r.startswith("Tuning step 1, num_speculative_tokens 5: ") for r in fact["reasons"]), fact["reasons"]
-    best = fleet.hosts["thor-accept"].path("/var/lib/jetson_llm/speculative/vllm.best")
-    assert best.read_bytes() == unit.encode() and best.stat().st_mode & 0o777 == 0o600
-    assert fleet.read("thor-accept", LKG) == baseline_unit, "the last-known-good copy is not the baseline unit"
-    assert fact["service_sha256"] == fleet.sha("thor-accept", UNIT)
+    assert fact["service_sha256"] == fleet.baseline_sha("thor-accept")
+    assert fact["overlay"] == OVERLAY
     assert healthy("thor-accept")
     # The guard was confirmed (disarmed): nothing will restore the old unit behind the operator's back.
     state = fleet.hosts["thor-accept"].nsenter(["systemctl", "is-active", "jetson-spec-guard-vllm.timer"], check=False)
@@ -378,28 +407,69 @@ def assert_record_is_reality(fleet, name, fact_file=FACT):
     return fact
 
 
+def restart_by_hand(fleet, name):
+    """What an operator does after editing a unit: daemon-reload, restart, wait until it serves."""
+    host = fleet.hosts[name]
+    host.nsenter(["systemctl", "daemon-reload"])
+    host.nsenter(["systemctl", "restart", "vllm.service"], timeout=120)
+    wait_healthy(fleet, name)
+
+
+# The operator, not serve, owns the unit from here on (test_run_serve: false), as on a fleet whose units are
+# hand-made or NVIDIA's: serve would otherwise render its own unit again.
+OPERATOR_VARS = {**ACCEPT_VARS, "test_run_serve": False, "jetson_spec_tune_max_steps": 0}
+
+
+def test_an_operator_edit_after_a_kept_change_is_the_new_baseline_and_keeps_its_flag(fleet):
+    name = "thor-accept"
+    assert fleet.fact(name)["status"] == "enabled" and fleet.inside(name, OVERLAY) is not None
+    unit = fleet.read(name, UNIT).decode()
+    assert '"--enforce-eager"' in unit and "--max-num-seqs" not in unit
+    edited = unit.replace('"--enforce-eager"', '"--enforce-eager" --max-num-seqs 4', 1)
+    fleet.hosts[name].path(UNIT).write_text(edited)
+    restart_by_hand(fleet, name)
+    # Until the next run the committed overlay's ExecStart (the old command line plus the two flags) is what runs.
+    assert "--max-num-seqs" not in fleet.cmdline(name) and "speculative-config" in fleet.cmdline(name)
+    _rc, out = fleet.play(name, extra=OPERATOR_VARS)
+    assert "changed since the recorded outcome: baseline.service" in out, out[-3000:]
+    fact = assert_record_is_reality(fleet, name)
+    assert fact["baseline_reused"] is False, "the stored baseline was measured without the operator's flag"
+    # The operator's edit is kept, in the file and in what runs, whatever the verdict.
+    assert fleet.read(name, UNIT).decode() == edited
+    assert "--max-num-seqs 4" in fleet.cmdline(name), fleet.cmdline(name)
+    assert fact["service_sha256"] == fleet.baseline_sha(name)
+    if fact["status"] == "enabled":
+        overlay_text = fleet.inside(name, OVERLAY)
+        assert "--max-num-seqs 4" in overlay_text and "speculative-config" in fleet.cmdline(name)
+    else:
+        fleet.assert_no_overlay(name)
+    # The same run again: in sync.
+    _rc, out = fleet.play(name, extra=OPERATOR_VARS)
+    assert recap(out, name)["changed"] == 0, out[-3000:]
+
+
 def test_re_runs_after_a_kept_change_refuse_disable_and_enable_again_with_record_equal_to_reality(fleet):
     assert fleet.fact("thor-accept")["status"] == "enabled" and "speculative-config" in fleet.cmdline("thor-accept")
     # Concurrency 8 now: the plan refuses, and the speculation that runs is removed before `refused` is recorded.
-    _rc, out = fleet.play("thor-accept", extra={**ACCEPT_VARS, "jetson_spec_expected_concurrency": 8})
+    _rc, out = fleet.play("thor-accept", extra={**OPERATOR_VARS, "jetson_spec_expected_concurrency": 8})
     fact = assert_record_is_reality(fleet, "thor-accept")
     assert fact["status"] == "refused" and any("concurrency" in r for r in fact["reasons"]), fact["reasons"]
     assert any(r.startswith("Speculation was removed") for r in fact["reasons"]), fact["reasons"]
-    assert fleet.read("thor-accept", UNIT) == fleet.read("thor-accept", LKG)
+    fleet.assert_no_overlay("thor-accept")
     assert healthy("thor-accept") and "REFUSED" in out
     # The same run again: nothing to do.
     pid = fleet.main_pid("thor-accept")
-    _rc, out = fleet.play("thor-accept", extra={**ACCEPT_VARS, "jetson_spec_expected_concurrency": "8"})
+    _rc, out = fleet.play("thor-accept", extra={**OPERATOR_VARS, "jetson_spec_expected_concurrency": "8"})
     assert recap(out, "thor-accept")["changed"] == 0, out[-3000:]
     assert fleet.main_pid("thor-accept") == pid
     # Disabled on purpose: nothing speculative runs, so nothing changes and the refusal stays recorded.
-    _rc, out = fleet.play("thor-accept", extra={**ACCEPT_VARS, "jetson_spec_state": "disabled"})
+    _rc, out = fleet.play("thor-accept", extra={**OPERATOR_VARS, "jetson_spec_state": "disabled"})
     fact = assert_record_is_reality(fleet, "thor-accept")
     assert fact["status"] == "refused" and "in_sync" in out, fact["reasons"]
     assert recap(out, "thor-accept")["changed"] == 0, out[-3000:]
     assert fleet.main_pid("thor-accept") == pid
     # A plain run enables again (verified, not taken from the old record).
-    _rc, out = fleet.play("thor-accept", extra={**ACCEPT_VARS, "jetson_spec_tune_max_steps": 0})
+    _rc, out = fleet.play("thor-accept", extra=OPERATOR_VARS)
     fact = assert_record_is_reality(fleet, "thor-accept")
     assert "Benchmark the running service (candidate)" in out
     assert fact["status"] in ("enabled", "reverted"), fact["reasons"]
@@ -432,7 +502,7 @@ BATCH_AWARE_VARS = {**ACCEPT_VARS, "jetson_spec_benchmark": dict(WORKLOAD, outpu
 
 def test_c8_regression_tries_batch_size_aware_speculation_measured_sequentially(fleet):
     _rc, out = fleet.play("thor-accept", extra=BATCH_AWARE_VARS)
-    lkg = fleet.read("thor-accept", LKG)
+    lkg = fleet.read("thor-accept", UNIT)
     assert b"--max-num-batched-tokens" in lkg and b"speculative-config" not in lkg
     fact = fleet.fact("thor-accept")
     assert "Benchmark the running service (candidate)" in out, "the changed serve variables did not re-verify the host"
@@ -447,7 +517,7 @@ def test_c8_regression_tries_batch_size_aware_speculation_measured_sequentially(
     assert batch["speculative_config"]["num_speculative_tokens_per_batch_size"] == [[1, 2, 4], [3, 65536, 0]]
     assert any(r.startswith("The planned configuration passed at concurrency 1 but regressed at concurrency 8")
                and "tried speculating only up to 2 requests" in r for r in fact["reasons"]), fact["reasons"]
-    unit = fleet.read("thor-accept", UNIT)
+    unit = (fleet.inside("thor-accept", OVERLAY) or "").encode()
     if batch["kept"]:
         # Both rules pass with speculation off above 2 requests at a time: kept, and the record says so.
         assert fact["status"] == "enabled" and fact["verdict"] == "accept", fact["reasons"]
@@ -460,8 +530,9 @@ def test_c8_regression_tries_batch_size_aware_speculation_measured_sequentially(
         assert fact["status"] == "reverted", fact["reasons"]
         assert batch["verdict"] in ("reject", "marginal", "undetermined") and batch["deltas"], batch
         assert batch["deltas"] != fact["deltas"], "the batch-size-aware attempt has its own measurement"
-        assert unit == lkg and "speculative-config" not in fleet.cmdline("thor-accept")
-    assert fact["service_sha256"] == fleet.sha("thor-accept", UNIT)
+        fleet.assert_no_overlay("thor-accept")
+    assert fleet.read("thor-accept", UNIT) == lkg
+    assert fact["service_sha256"] == fleet.baseline_sha("thor-accept")
     assert healthy("thor-accept")
 
 
@@ -506,12 +577,12 @@ def test_simulated_jetson_keeps_batch_size_aware_speculation_when_c8_regresses(f
     ranges = [[1, 4, 4], [5, 65536, 0]]
     assert fact["speculative_config"]["num_speculative_tokens_per_batch_size"] == ranges, fact["speculative_config"]
     assert fact["deltas"] == batch["deltas"], "the record judges by the kept (batch-size-aware) measurement"
-    unit = fleet.read("thor-batch", UNIT)
-    assert b"num_speculative_tokens_per_batch_size" in unit and b'"--gpu-memory-utilization" \\\n    "0.70"' in unit
+    unit = fleet.inside("thor-batch", OVERLAY) or ""
+    assert "num_speculative_tokens_per_batch_size" in unit and '"--gpu-memory-utilization" "0.7"' in unit, unit
     assert "num_speculative_tokens_per_batch_size" in fleet.cmdline("thor-batch")
-    assert fact["service_sha256"] == fleet.sha("thor-batch", UNIT)
+    assert fact["service_sha256"] == fleet.baseline_sha("thor-batch")
     assert fact["tuning"] is None, "K tuning does not run on a batch-size-aware configuration"
-    assert fleet.read("thor-batch", LKG) == baseline_unit
+    assert fleet.read("thor-batch", UNIT) == baseline_unit
     # What served since that start really is the kept configuration: K = 4 for a lone request, no
     # speculation in a batch of 8 (the simulator counts its steps by batch size and K).
     steps = sim_steps("thor-batch")
@@ -529,7 +600,9 @@ def test_check_mode_shows_the_planned_unit_and_changes_nothing(fleet):
     pid = fleet.main_pid("orin-reject")
     _rc, out = fleet.play("orin-reject", check=True,
                           extra={"jetson_spec_draft_model": str(MODELS / "draft-heavy")})
-    assert '+    "--speculative-config" \\' in out, "check mode did not show the planned unit diff"
+    assert CANDIDATE in out and re.search(r'^\+ExecStart=\S.*"--speculative-config" ', out, re.M), \
+        "check mode did not show the planned overlay (diff)"
+    assert fleet.inside("orin-reject", CANDIDATE) is None
     assert fleet.sha("orin-reject", UNIT) == unit_before
     assert fleet.main_pid("orin-reject") == pid
     assert not fleet.hosts["orin-reject"].path(FACT).exists()
@@ -557,7 +630,8 @@ def test_reject_restores_the_unit_byte_for_byte_and_serves_again(fleet):
     assert "speculative-config" not in fleet.cmdline("orin-reject")
     assert healthy("orin-reject")
     assert fact["revert_check"]["ratio"] > 0
-    assert fact["service_sha256"] == hashlib.sha256(unit_before).hexdigest()
+    fleet.assert_no_overlay("orin-reject")
+    assert fact["service_sha256"] == fleet.baseline_sha("orin-reject")
 
 
 def test_refusals_change_nothing(fleet):
@@ -713,31 +787,18 @@ def test_controller_killed_mid_change_the_guard_restores_the_previous_service(fl
     cmd = [str(BIN / "ansible-playbook"), "-i", str(fleet.inventory), str(PLAYBOOK), "--limit", "thor-faults",
            "-e", json.dumps({"jetson_spec_draft_model": str(MODELS / "draft-perfect"), "jetson_spec_guard_timeout": guard,
                              "jetson_spec_force_verify": True})]
-    log = open(OUT / "killed-controller.log", "w", encoding="utf-8")  # noqa: SIM115
-    proc = subprocess.Popen(cmd, cwd=TOP, env=_ansible_env(), stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)
-    try:
-        deadline = time.monotonic() + 600
-        # Kill the controller as soon as the speculative unit is in place and restarted.
-        while time.monotonic() < deadline:
-            if b"speculative-config" in fleet.read("thor-faults", UNIT) and "speculative-config" in fleet.cmdline("thor-faults"):
-                break
-            assert proc.poll() is None, "ansible-playbook ended before the change"
-            time.sleep(0.5)
-        else:
-            pytest.fail("the speculative unit never started")
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        log.close()
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+    # Kill the controller as soon as the speculative overlay is in place and restarted.
+    kill_playbook_when(
+        cmd, OUT / "killed-controller.log",
+        lambda _out: "speculative-config" in (fleet.inside("thor-faults", CANDIDATE) or "")
+        and "speculative-config" in fleet.cmdline("thor-faults"),
+        "the speculative service", 600)
     # The killed run left its trace: a change in flight.
     assert fleet.fact("thor-faults")["status"] == "pending"
     # Nobody is left to revert: the guard must, within its timeout plus a restart.
     deadline = time.monotonic() + guard + 300
     while time.monotonic() < deadline:
-        if fleet.read("thor-faults", UNIT) == unit_before and healthy("thor-faults") \
+        if fleet.inside("thor-faults", CANDIDATE) is None and healthy("thor-faults") \
                 and "speculative-config" not in fleet.cmdline("thor-faults"):
             break
         time.sleep(2)
@@ -759,6 +820,7 @@ def test_controller_killed_mid_change_the_guard_restores_the_previous_service(fl
     assert fact["status"] in ("reverted", "disabled")
     assert "stopped in the middle of the change" in out
     assert fleet.read("thor-faults", UNIT) == unit_before
+    fleet.assert_no_overlay("thor-faults")
     assert healthy("thor-faults")
 
 
@@ -770,24 +832,8 @@ def test_controller_killed_during_the_candidate_benchmark_the_next_run_resumes_a
              "jetson_spec_tune_max_steps": 0}
     cmd = [str(BIN / "ansible-playbook"), "-i", str(fleet.inventory), str(PLAYBOOK), "--limit", "thor-faults",
            "-e", json.dumps(extra)]
-    log_path = OUT / "killed-controller-candidate.log"
-    with open(log_path, "w", encoding="utf-8") as log:
-        proc = subprocess.Popen(cmd, cwd=TOP, env=_ansible_env(), stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True)
-        try:
-            deadline = time.monotonic() + 900
-            while time.monotonic() < deadline:
-                if "Benchmark the running service (candidate)" in log_path.read_text():
-                    break
-                assert proc.poll() is None, "ansible-playbook ended before the candidate benchmark"
-                time.sleep(0.5)
-            else:
-                pytest.fail("the candidate was never benchmarked")
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=30)
-        finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
+    kill_playbook_when(cmd, OUT / "killed-controller-candidate.log",
+                       lambda out: "Benchmark the running service (candidate)" in out, "the candidate benchmark", 900)
     assert fleet.fact("thor-faults")["status"] == "pending"
     assert "speculative-config" in fleet.cmdline("thor-faults")
     guard = host.nsenter(["systemctl", "is-active", "jetson-spec-guard-vllm.timer"], check=False).stdout.strip()
@@ -807,8 +853,76 @@ def test_controller_killed_during_the_candidate_benchmark_the_next_run_resumes_a
     guard = host.nsenter(["systemctl", "is-active", "jetson-spec-guard-vllm.timer"], check=False).stdout.strip()
     assert guard != "active"
     assert healthy("thor-faults")
+    assert fleet.read("thor-faults", UNIT) == unit_before
     if fact["status"] == "reverted":
-        assert fleet.read("thor-faults", UNIT) == unit_before
+        fleet.assert_no_overlay("thor-faults")
     # Leave the host on its baseline for whatever follows.
     fleet.play("thor-faults", extra={**extra, "jetson_spec_state": "disabled"})
     assert "speculative-config" not in fleet.cmdline("thor-faults")
+
+
+# --- what operators do: their own drop-in, a reboot in the middle of a change ------------------------
+FAULTS_VARS = {"test_run_serve": False, "jetson_spec_draft_model": str(MODELS / "draft-perfect"),
+               "jetson_spec_tune_max_steps": 0, "jetson_spec_benchmark": dict(WORKLOAD, output_len=32)}
+OPERATOR_DROP_IN = "/etc/systemd/system/vllm.service.d/override.conf"
+
+
+def wait_healthy(fleet, name, timeout=420):
+    deadline = time.monotonic() + timeout
+    while not healthy(name):
+        assert time.monotonic() < deadline, fleet.hosts[name].nsenter(
+            ["systemctl", "status", "--no-pager", "vllm.service"], check=False).stdout[-2000:]
+        time.sleep(2)
+
+
+def test_an_operator_drop_in_is_the_baseline_its_flag_stays_and_it_is_never_written(fleet):
+    """systemctl edit's override.conf resetting ExecStart to the same command plus a flag (the issue's row)."""
+    name = "thor-faults"
+    raw = _overlay.read_baseline(str(fleet.hosts[name].root), "vllm", UNIT)["exec_start_raw"]
+    text = f"[Service]\nExecStart=\nExecStart={raw} --max-num-seqs 4\n"
+    fleet.hosts[name].path(OPERATOR_DROP_IN).write_text(text)
+    try:
+        restart_by_hand(fleet, name)
+        assert "--max-num-seqs 4" in fleet.cmdline(name) and "speculative-config" not in fleet.cmdline(name)
+        _rc, out = fleet.play(name, extra={**FAULTS_VARS, "jetson_spec_force_verify": True})
+        # The candidate started and ran its --speculative-config (the role checks the running command line),
+        # and the drop-in did not win over it: the overlay sorts after override.conf.
+        assert "Benchmark the running service (candidate)" in out, out[-3000:]
+        fact = assert_record_is_reality(fleet, name)
+        assert fact["status"] in ("enabled", "reverted"), fact["reasons"]
+        assert fleet.read(name, OPERATOR_DROP_IN).decode() == text, "the operator's drop-in was written"
+        assert "--max-num-seqs 4" in fleet.cmdline(name), "the operator's flag is gone from what runs"
+        assert fact["service_sha256"] == fleet.baseline_sha(name)
+        if fact["status"] == "enabled":
+            assert "--max-num-seqs 4" in fleet.inside(name, OVERLAY)
+        else:
+            fleet.assert_no_overlay(name)
+    finally:
+        fleet.hosts[name].path(OPERATOR_DROP_IN).unlink()
+        fleet.play(name, extra={**FAULTS_VARS, "jetson_spec_state": "disabled"})
+        restart_by_hand(fleet, name)
+    assert "--max-num-seqs" not in fleet.cmdline(name)
+
+
+def test_a_reboot_mid_change_comes_back_on_the_baseline_and_the_next_run_resumes(fleet):
+    name = "thor-faults"
+    unit_before = fleet.read(name, UNIT)
+    cmd = [str(BIN / "ansible-playbook"), "-i", str(fleet.inventory), str(PLAYBOOK), "--limit", name,
+           "-e", json.dumps({**FAULTS_VARS, "jetson_spec_force_verify": True})]
+    kill_playbook_when(cmd, OUT / "killed-before-reboot.log",
+                       lambda out: "Benchmark the running service (candidate)" in out, "the candidate benchmark", 900)
+    assert "speculative-config" in fleet.cmdline(name) and fleet.inside(name, CANDIDATE) is not None
+    fleet.reboot(name)
+    # Nothing but the host's own boot ran: /run is empty again, so systemd starts the baseline.
+    wait_healthy(fleet, name)
+    assert fleet.inside(name, CANDIDATE) is None and fleet.inside(name, OVERLAY) is None
+    assert "speculative-config" not in fleet.cmdline(name)
+    assert fleet.fact(name)["status"] == "pending"
+    # The next run resumes (nothing to roll back) and verifies again, in that same run.
+    _rc, out = fleet.play(name, extra=FAULTS_VARS)
+    assert "A previous run stopped in the middle of the change" in out
+    assert "Benchmark the running service (candidate)" in out, "the change was not tried again in the same run"
+    fact = assert_record_is_reality(fleet, name)
+    assert fact["status"] in ("enabled", "reverted"), fact["reasons"]
+    assert fleet.read(name, UNIT) == unit_before
+    assert healthy(name)

@@ -172,3 +172,10 @@ def test_a_changed_fingerprint_names_what_changed():
     # A record of the previous release has no parts: the general sentence.
     del obs["record"]["fingerprint_parts"]
     assert "the inputs or the software changed" in L.decide(obs)["reasons"][-1]
+
+
+def test_an_operator_edit_is_named_not_shown_as_a_digest():
+    before = {'baseline': {'service': 'a' * 64, 'power_mode': 'MAXN'}, 'inputs': {}}
+    after = {'baseline': {'service': 'b' * 64, 'power_mode': 'MAXN'}, 'inputs': {}}
+    assert L.changed_parts(before, after) == [
+        'baseline.service (the unit or a drop-in other than the overlay: an edit is the new baseline)']
