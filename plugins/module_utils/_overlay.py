@@ -9,13 +9,14 @@ without the overlay (the baseline), with exactly two flags appended to its effec
 value of a flag, so both win over the same flags earlier on the line.
 
 Where it lives:
-  - the candidate, unverified: /run/systemd/system/UNIT.d/NAME (volatile: a reboot mid-change comes back
-    without it, on the baseline);
-  - once the verdict keeps it: /etc/systemd/system/UNIT.d/NAME (committed). A candidate of the same name
-    under /run wins over the committed one (systemd merges drop-ins by file name, /run before /etc), so K
-    tuning tries K + 1 under /run while the best so far stays committed.
-NAME sorts after every usual drop-in name (``override.conf`` of ``systemctl edit``, ``50-*.conf``), so the
-ExecStart= reset in the overlay is applied last.
+  - the candidate, unverified: /run/systemd/system/UNIT.d/CANDIDATE_NAME (volatile: a reboot mid-change
+    comes back without it, on the baseline);
+  - once the verdict keeps it: /etc/systemd/system/UNIT.d/COMMITTED_NAME.
+systemd applies drop-ins in file-name order across /etc, /run and /usr/lib (of two files with the same name,
+the one in /etc wins, so the two files have different names). Both names sort after every usual drop-in name
+(``override.conf`` of ``systemctl edit``, ``50-*.conf``), and the candidate's after the committed one's, so
+the candidate's ExecStart= reset is applied last: K tuning tries K + 1 as a candidate while the best so far
+stays committed, and removing the candidate goes back to it.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -30,7 +31,9 @@ from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_fi
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_systemd as systemd
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._serve_args import analyse_command, mask_argv
 
-NAME = 'zz-jetson-llm-speculative.conf'
+COMMITTED_NAME = 'zz-jetson-llm-speculative-1-kept.conf'
+CANDIDATE_NAME = 'zz-jetson-llm-speculative-2-candidate.conf'
+NAMES = (COMMITTED_NAME, CANDIDATE_NAME)
 CANDIDATE_DIR = '/run/systemd/system'
 COMMITTED_DIR = '/etc/systemd/system'
 HEADER = '# Managed by jetson_llm.vllm.speculative_decoding: '
@@ -55,8 +58,8 @@ def checked_unit(name):
 def paths(unit):
     """{'candidate': path under /run, 'committed': path under /etc} of ``unit``'s overlay."""
     unit = checked_unit(unit)
-    return {'candidate': '%s/%s.d/%s' % (CANDIDATE_DIR, unit, NAME),
-            'committed': '%s/%s.d/%s' % (COMMITTED_DIR, unit, NAME)}
+    return {'candidate': '%s/%s.d/%s' % (CANDIDATE_DIR, unit, CANDIDATE_NAME),
+            'committed': '%s/%s.d/%s' % (COMMITTED_DIR, unit, COMMITTED_NAME)}
 
 
 def exec_quote(word, expand_variables=True):
@@ -89,7 +92,7 @@ def baseline_sha256(sources):
 def read_baseline(root, unit, path, hostname=None, machine_id=None):
     """The unit and its drop-ins without the overlay (parse_unit's dict, plus 'sha256')."""
     parsed = systemd.parse_unit(root, systemd.unit_name(unit), path, hostname=hostname, machine_id=machine_id,
-                                exclude=(NAME,))
+                                exclude=NAMES)
     parsed['sha256'] = baseline_sha256(parsed['sources']) if parsed['file'].data is not None else None
     return parsed
 

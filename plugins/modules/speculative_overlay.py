@@ -13,7 +13,11 @@ short_description: Write, commit or remove the speculative change of a systemd v
 version_added: 0.3.0
 description:
   - The speculative change of M(jetson_llm.vllm.speculative_decoding) on a systemd host is one drop-in file of this
-    collection, C(zz-jetson-llm-speculative.conf). The operator's unit and drop-ins are never written.
+    collection, C(zz-jetson-llm-speculative-2-candidate.conf) under C(/run) until kept, then
+    C(zz-jetson-llm-speculative-1-kept.conf) under C(/etc). The operator's unit and drop-ins are never written.
+  - Both names sort after every usual drop-in name (C(override.conf), C(50-*.conf)), the candidate's after the kept
+    one's, so the candidate's C(ExecStart=) reset is applied last (systemd merges drop-ins by file name across /etc and
+    /run; of two files with the same name the one in /etc would win).
   - Its C(ExecStart=) is the service's effective one as systemd resolves it from the unit and every other drop-in
     (the baseline), as written, with exactly two flags appended, C(--gpu-memory-utilization) and
     C(--speculative-config); vLLM keeps the last value of a flag. The module checks that the resulting command line
@@ -22,7 +26,7 @@ description:
   - O(state=candidate) writes it under C(/run/systemd/system/UNIT.d/) (volatile, so a reboot mid-change comes back on
     the baseline), O(state=committed) moves the candidate to C(/etc/systemd/system/UNIT.d/) once a verdict keeps it,
     O(state=absent) removes the candidate (O(scope=candidate), back to the committed overlay or the baseline) or both
-    (O(scope=all), back to the baseline).
+    (O(scope=all), back to the baseline); with O(scope=candidate) the kept overlay runs again.
   - The module does not reload systemd or restart the service; the caller does (C(daemon_reload) is returned).
   - The file is mode C(0644), or C(0600) when the command line holds a secret value (an C(--api-key) given
     literally); diffs mask secret values.

@@ -192,8 +192,8 @@ def test_the_loop_on_a_docker_run_unit_rejects_a_random_draft_and_restores_the_u
     assert fact["candidate"], "the candidate was not benchmarked"
     assert "--speculative-config" not in bed.main_pid_cmdline()
     assert bed.host.path(UNIT).read_bytes() == unit_before
-    for directory in ("/run/systemd/system", "/etc/systemd/system"):  # the collection's overlay is gone too
-        path = f"{directory}/{SERVICE}.service.d/zz-jetson-llm-speculative.conf"
+    for path in (f"/run/systemd/system/{SERVICE}.service.d/zz-jetson-llm-speculative-2-candidate.conf",
+                 f"/etc/systemd/system/{SERVICE}.service.d/zz-jetson-llm-speculative-1-kept.conf"):  # no overlay left
         assert bed.host.nsenter(["test", "!", "-e", path], check=False).returncode == 0, f"{path} is left"
     info = bed.inspect()
     assert info["Id"] != container_before and info["HostConfig"]["Runtime"] == "nvidia"

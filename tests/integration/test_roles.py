@@ -66,8 +66,8 @@ UNIT = "/etc/systemd/system/vllm.service"
 FACT = "/etc/ansible/facts.d/jetson_vllm_speculative.fact"
 # The speculative change is a drop-in of the collection's own: a candidate under /run (the host's own tmpfs, so
 # read from inside the host), moved to /etc once kept. The unit itself is never written.
-OVERLAY = "/etc/systemd/system/vllm.service.d/zz-jetson-llm-speculative.conf"
-CANDIDATE = "/run/systemd/system/vllm.service.d/zz-jetson-llm-speculative.conf"
+OVERLAY = "/etc/systemd/system/vllm.service.d/zz-jetson-llm-speculative-1-kept.conf"
+CANDIDATE = "/run/systemd/system/vllm.service.d/zz-jetson-llm-speculative-2-candidate.conf"
 
 WORKLOAD = {"concurrency": [1, 8], "num_prompts": 8, "warmup_prompts": 2, "input_len": 32, "output_len": 128,
             "temperature": 0}

@@ -45,9 +45,12 @@ def _effective(root, text):
 
 def test_paths_sort_after_every_usual_drop_in_name():
     where = overlay.paths('vllm')
-    assert where == {'candidate': '/run/systemd/system/vllm.service.d/zz-jetson-llm-speculative.conf',
-                     'committed': '/etc/systemd/system/vllm.service.d/zz-jetson-llm-speculative.conf'}
-    assert sorted(['override.conf', '50-limits.conf', '99-local.conf', overlay.NAME])[-1] == overlay.NAME
+    assert where == {'candidate': '/run/systemd/system/vllm.service.d/zz-jetson-llm-speculative-2-candidate.conf',
+                     'committed': '/etc/systemd/system/vllm.service.d/zz-jetson-llm-speculative-1-kept.conf'}
+    names = ['override.conf', '50-limits.conf', '99-local.conf', 'local.conf', overlay.CANDIDATE_NAME,
+             overlay.COMMITTED_NAME]
+    # applied last, the candidate after the kept one (systemd: file-name order across /etc and /run)
+    assert sorted(names)[-2:] == [overlay.COMMITTED_NAME, overlay.CANDIDATE_NAME]
 
 
 def test_candidate_is_the_baseline_plus_two_flags_and_vllm_reads_them(tmp_path):
@@ -64,6 +67,23 @@ def test_candidate_is_the_baseline_plus_two_flags_and_vllm_reads_them(tmp_path):
     assert serve['gpu_memory_utilization'] == 0.45
     assert serve['port'] == 8000  # ${PORT} still expands: the line is the operator's, as written
     assert 'ExecStart=\nExecStart=/opt/vllm/bin/vllm serve' in text
+
+
+def test_a_candidate_wins_over_the_kept_overlay_and_removing_it_goes_back(tmp_path):
+    root = _root(tmp_path, NATIVE)
+    base = overlay.read_baseline(root, 'vllm', UNIT)
+    kept, kept_argv, _secret = overlay.render('vllm', base, dict(SPEC, num_speculative_tokens=4), 0.45)
+    committed = tmp_path / overlay.paths('vllm')['committed'].lstrip('/')
+    committed.parent.mkdir(parents=True)
+    committed.write_text(kept)
+    assert sd.parse_unit(root, 'vllm.service', UNIT)['argv'] == kept_argv
+    # K + 1 as a candidate: the baseline is still the unit alone, and the candidate is what runs
+    assert overlay.read_baseline(root, 'vllm', UNIT)['sha256'] == base['sha256']
+    text, argv, _secret = overlay.render('vllm', overlay.read_baseline(root, 'vllm', UNIT),
+                                         dict(SPEC, num_speculative_tokens=5), 0.45)
+    assert _effective(root, text) == argv
+    (tmp_path / overlay.paths('vllm')['candidate'].lstrip('/')).unlink()
+    assert sd.parse_unit(root, 'vllm.service', UNIT)['argv'] == kept_argv
 
 
 def test_the_baseline_excludes_the_overlay_and_keeps_an_operator_drop_in(tmp_path):
