@@ -15,12 +15,12 @@ ANSIBLE_ENV := ANSIBLE_COLLECTIONS_PATH=$(COLL_LINK) ANSIBLE_FORCE_COLOR=0 PATH=
 # chromium: tests/integration/test_fleet.py opens the fleet report in headless Chromium.
 APT_PACKAGES := python3-venv git make tar zstd ca-certificates shellcheck chromium
 
-.PHONY: help deps venv collection demo test lint sanity units compat integration testbed nspawn docker bench changelog clean ee
+.PHONY: help deps venv collection demo test lint galaxy sanity units compat integration testbed nspawn docker bench changelog clean ee
 
 help:
 	@echo "make demo         run the main job on the built-in demo fleet"
 	@echo "make test         the whole suite (lint, sanity, units, integration)"
-	@echo "make lint | sanity | units | integration | bench"
+	@echo "make lint | galaxy | sanity | units | integration | bench"
 
 # --- set-up ---------------------------------------------------------------------------------
 $(STAMPS)/apt:
@@ -63,6 +63,12 @@ demo: collection testbed nspawn
 # --- tests ----------------------------------------------------------------------------------
 lint: collection
 	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/ansible-lint --profile production
+	cd $(TOP) && $(BIN)/python tests/utils/role_readme.py --check
+
+# galaxy-importer (Galaxy's and Automation Hub's upload check) on the built tarball, in its own cached venv.
+GALAXY_IMPORTER_VENV ?= $(TESTBED)/galaxy-importer-0.4.44
+galaxy: venv
+	GALAXY_IMPORTER_VENV=$(GALAXY_IMPORTER_VENV) tests/utils/galaxy_importer.sh
 
 sanity: venv $(STAMPS)/ansible-test
 	PATH=$(BIN):$$PATH tests/utils/ansible_test.sh sanity --venv --python 3.11 --color no
@@ -109,7 +115,7 @@ changelog: venv
 	cd $(TOP) && $(BIN)/antsibull-changelog lint
 
 # Each suite in turn, its wall time printed as it ends and all of them again at the end.
-TEST_SUITES := lint changelog sanity units compat integration
+TEST_SUITES := lint changelog galaxy sanity units compat integration
 test:
 	@t0=$$(date +%s); times=""; \
 	for suite in $(TEST_SUITES); do \
