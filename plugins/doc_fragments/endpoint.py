@@ -49,6 +49,9 @@ options:
       - Unlike O(request_timeout), it is not reset by received bytes. Set it above the longest request you expect (the output length in
         tokens at the slowest TPOT, plus TTFT under load).
       - A finite number greater than 0 and at most 86400.
+      - "Unset: M(jetson_llm.vllm.vllm_benchmark) derives it from its workload, 120 s + 1 s per output token + 0.02 s per
+        input token (289 s for the specification's 2048 in / 128 out; a Jetson decodes several tokens a second per request
+        even at concurrency 8), so a server that stalls holds a run for minutes, not half an hour; the other modules use
+        120 s (their exchanges are short)."
     type: float
-    default: 1800
 '''

@@ -30,7 +30,7 @@ import re
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._devices import is_max_performance
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._endpoint import (  # pylint: disable=unused-import
-    OptionError, check_endpoint_options, check_integer, check_number, cut, echo, normalise_endpoint)
+    REQUEST_DEADLINE_MAX, OptionError, check_endpoint_options, check_integer, check_number, cut, echo, normalise_endpoint)
 
 SKILL = 'jetson_llm.vllm.vllm_benchmark'
 DATASETS = ('builtin', 'random', 'file')
@@ -68,6 +68,20 @@ LIMITS = {
 NAME_MAX_CHARS = 512
 
 
+#: The derived request_deadline of a streamed completion (benchmark_deadline): generous against the slowest Jetson
+#: (an Orin Nano decodes several tokens a second per request even at concurrency 8, and prefills a 2048-token
+#: prompt in seconds), and bounded, so a server that sends keep-alive comments and never a token ends the run.
+DEADLINE_FLOOR_S = 120.0
+DEADLINE_PER_OUTPUT_TOKEN_S = 1.0
+DEADLINE_PER_INPUT_TOKEN_S = 0.02
+
+
+def benchmark_deadline(input_len, output_len):
+    """The request_deadline vllm_benchmark uses when none is given: floor + output x 1 s + input x 0.02 s."""
+    return min(REQUEST_DEADLINE_MAX,
+               DEADLINE_FLOOR_S + DEADLINE_PER_OUTPUT_TOKEN_S * output_len + DEADLINE_PER_INPUT_TOKEN_S * input_len)
+
+
 def _check_int(p, name):
     low, high = LIMITS[name]
     p[name] = check_integer(name, p.get(name), low, high)
@@ -80,6 +94,7 @@ def check_options(params):
     count is bounded (LIMITS), every float must be finite, and messages show values truncated.
     """
     p = dict(params)
+    derive_deadline = p.get('request_deadline') is None
     try:
         p.update(check_endpoint_options(p))
         conc = p.get('concurrency')
@@ -102,6 +117,8 @@ def check_options(params):
                                         hint=' (0 = greedy) or unset for the server default')
         p['max_failed_ratio'] = check_number('max_failed_ratio', p.get('max_failed_ratio'), minimum=0, maximum=1,
                                              hint=' (0 = any failed request fails the module)')
+        if derive_deadline:
+            p['request_deadline'] = benchmark_deadline(p['input_len'], p['output_len'])
     except OptionError as exc:
         raise BenchmarkError('%s' % (exc,))
     if p.get('dataset') not in DATASETS:

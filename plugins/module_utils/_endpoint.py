@@ -29,8 +29,9 @@ API_KEY_MAX_CHARS = 4096
 #: request_timeout: seconds of silence allowed on one network operation, (0, 3600].
 REQUEST_TIMEOUT_DEFAULT = 300.0
 REQUEST_TIMEOUT_MAX = 3600.0
-#: request_deadline: seconds one whole HTTP exchange may take, (0, 86400].
-REQUEST_DEADLINE_DEFAULT = 1800.0
+#: request_deadline: seconds one whole HTTP exchange may take, (0, 86400]. Unset: DEFAULT, except where a module
+#: derives it from its workload (vllm_benchmark: benchmark_deadline()).
+REQUEST_DEADLINE_DEFAULT = 120.0
 REQUEST_DEADLINE_MAX = 86400.0
 
 _HOST = re.compile(r'^(?:[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?|[0-9a-f:.]+(?:%[a-z0-9_.-]+)?)\Z')
@@ -47,7 +48,7 @@ def endpoint_argument_spec():
         endpoint=dict(type='str', default=DEFAULT_ENDPOINT),
         api_key=dict(type='str', no_log=True),
         request_timeout=dict(type='float', default=REQUEST_TIMEOUT_DEFAULT),
-        request_deadline=dict(type='float', default=REQUEST_DEADLINE_DEFAULT),
+        request_deadline=dict(type='float'),
     )
 
 
@@ -201,6 +202,7 @@ def check_endpoint_options(params):
         'api_key': check_api_key(params.get('api_key')),
         'request_timeout': check_number('request_timeout', params.get('request_timeout'), above=0,
                                         maximum=REQUEST_TIMEOUT_MAX, hint=' (seconds)'),
-        'request_deadline': check_number('request_deadline', params.get('request_deadline'), above=0,
-                                         maximum=REQUEST_DEADLINE_MAX, hint=' (seconds)'),
+        'request_deadline': (REQUEST_DEADLINE_DEFAULT if params.get('request_deadline') is None else
+                             check_number('request_deadline', params.get('request_deadline'), above=0,
+                                          maximum=REQUEST_DEADLINE_MAX, hint=' (seconds)')),
     }

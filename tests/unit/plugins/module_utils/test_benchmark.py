@@ -724,3 +724,15 @@ def test_run_warnings_name_a_few_starved_requests_given_the_endpoint():
 def test_runs_without_samples_are_not_judged():
     assert bm.starved_requests({'concurrency': 1}) == (0, 0)
     assert bm.starvation_problem({'concurrency': 1, 'samples': None}, 'x') == (None, None)
+
+
+def test_an_unset_request_deadline_is_derived_from_the_workload():
+    # 120 s + 1 s per output token + 0.02 s per input token: 289 s for the specification's 2048 in / 128 out
+    assert bm.check_options(params(request_deadline=None))['request_deadline'] == pytest.approx(120 + 128 + 40.96)
+    assert bm.check_options(params(request_deadline=None, input_len=32, output_len=32))['request_deadline'] == \
+        pytest.approx(120 + 32 + 0.64)
+    # bounded: never above the option's maximum, whatever the lengths
+    assert bm.check_options(params(request_deadline=None, input_len=131072, output_len=131072))['request_deadline'] \
+        == 86400
+    # a given deadline is kept as given
+    assert bm.check_options(params(request_deadline=30.0))['request_deadline'] == 30.0
