@@ -51,12 +51,14 @@ def _bytes_on_disk(path):
 
 
 def _arg(argv, flag, default=None):
+    """The value of ``flag``; given more than once, the last one wins, as with vLLM's argparse."""
+    value = default
     for i, item in enumerate(argv):
         if item == flag and i + 1 < len(argv):
-            return argv[i + 1]
-        if item.startswith(flag + '='):
-            return item.split('=', 1)[1]
-    return default
+            value = argv[i + 1]
+        elif item.startswith(flag + '='):
+            value = item.split('=', 1)[1]
+    return value
 
 
 def check(config, serve_args):
