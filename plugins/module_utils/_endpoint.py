@@ -52,6 +52,20 @@ def endpoint_argument_spec():
     )
 
 
+_LOOPBACK = re.compile(r'^(?:127(?:\.\d{1,3}){3}|localhost|::1|\[::1\]|0{0,4}(?::0{0,4}){0,6}:0{0,3}1)\Z', re.I)
+
+
+def exposure_warning(listen_host, api_key, port=None):
+    """A warning when vLLM listens beyond this host (``--host``) and takes requests without an API key, else None."""
+    host = ('%s' % (listen_host,)).strip()
+    if not host or _LOOPBACK.match(host) or api_key:
+        return None
+    where = 'every address of this host' if host in ('0.0.0.0', '::', '[::]') else host
+    return ('vLLM listens on %s%s without an API key: anyone who can reach this host can use the model. Set an API '
+            'key (vllm_api_key), or serve this host only (vllm_host: 127.0.0.1).'
+            % (where, ' (port %s)' % port if port else ''))
+
+
 def mask_url(text):
     """``text`` with the password (or the whole user information) of any URL in it replaced by the mask."""
     def repl(match):

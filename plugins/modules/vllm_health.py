@@ -72,6 +72,12 @@ options:
     description: Fail the task when the service did not become healthy. With V(false), look at RV(healthy).
     type: bool
     default: true
+  listen_host:
+    description:
+      - The address the server listens on (its C(--host)). When it is not a loopback address (V(0.0.0.0), V(::), a
+        LAN address, a host name) and no O(api_key) is given, the module warns that anyone who can reach the host can
+        use the model, and RV(exposed) is true. Unset, nothing is checked.
+    type: str
 attributes:
   check_mode:
     support: full
@@ -106,6 +112,10 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+exposed:
+  description: O(listen_host) is not a loopback address and no O(api_key) is given (a warning says so).
+  returned: always
+  type: bool
 healthy:
   description: The server answered /health 200 and listed the model.
   returned: always
@@ -159,11 +169,12 @@ polls:
 
 import math
 import time
+from urllib.parse import urlsplit
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._endpoint import (
-    OptionError, check_endpoint_options, check_integer, check_number, echo, endpoint_argument_spec)
+    OptionError, check_endpoint_options, check_integer, check_number, echo, endpoint_argument_spec, exposure_warning)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import Runner, find_container, systemctl_show
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service_compose import parse_docker_inspect, project_name
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service_systemd import unit_name
@@ -234,6 +245,7 @@ def main():
         interval=dict(type='float', default=2.0),
         max_restarts=dict(type='int', default=0),
         fail_when_unhealthy=dict(type='bool', default=True),
+        listen_host=dict(type='str'),
     )
     module = AnsibleModule(argument_spec=argument_spec, required_if=[('manager', 'compose', ('project_src',))],
                            supports_check_mode=True)
@@ -263,6 +275,12 @@ def main():
                           timeout=p['timeout'], interval=p['interval'], max_restarts=p['max_restarts'])
     for text in (manager.warnings if manager else []):
         module.warn(text)
+    exposure = (exposure_warning(p['listen_host'], endpoint_options['api_key'],
+                                 port=urlsplit(endpoint_options['endpoint']).port)
+                if p['listen_host'] is not None else None)
+    if exposure:
+        module.warn(exposure)
+    result['exposed'] = bool(exposure)
     if not result['healthy'] and p['fail_when_unhealthy']:
         module.fail_json(msg='vLLM at %s is not healthy after %.0f s: %s%s' % (
             endpoint_options['endpoint'], result['elapsed_s'], result['failure'],

@@ -875,21 +875,42 @@ def wait_healthy(fleet, name, timeout=420):
         time.sleep(2)
 
 
-def test_an_operator_drop_in_is_the_baseline_its_flag_stays_and_it_is_never_written(fleet):
-    """systemctl edit's override.conf resetting ExecStart to the same command plus a flag (the issue's row)."""
+def test_an_operator_drop_in_is_the_baseline_and_a_reboot_mid_change_is_resumed_in_the_next_run(fleet):
+    """Two rows of the issue in one pass over thor-faults (one verification instead of two):
+    systemctl edit's override.conf resetting ExecStart to the same command plus a flag, then a reboot
+    while the candidate built on it is benchmarked."""
     name = "thor-faults"
+    unit_before = fleet.read(name, UNIT)
     raw = _overlay.read_baseline(str(fleet.hosts[name].root), "vllm", UNIT)["exec_start_raw"]
     text = f"[Service]\nExecStart=\nExecStart={raw} --max-num-seqs 4\n"
     fleet.hosts[name].path(OPERATOR_DROP_IN).write_text(text)
     try:
         restart_by_hand(fleet, name)
         assert "--max-num-seqs 4" in fleet.cmdline(name) and "speculative-config" not in fleet.cmdline(name)
-        _rc, out = fleet.play(name, extra={**FAULTS_VARS, "jetson_spec_force_verify": True})
-        # The candidate started and ran its --speculative-config (the role checks the running command line),
-        # and the drop-in did not win over it: the overlay sorts after override.conf.
-        assert "Benchmark the running service (candidate)" in out, out[-3000:]
+        cmd = [str(BIN / "ansible-playbook"), "-i", str(fleet.inventory), str(PLAYBOOK), "--limit", name,
+               "-e", json.dumps({**FAULTS_VARS, "jetson_spec_force_verify": True})]
+        kill_playbook_when(cmd, OUT / "killed-before-reboot.log",
+                           lambda out: "Benchmark the running service (candidate)" in out, "the candidate benchmark", 900)
+        # The candidate runs: the overlay (which sorts after override.conf) won, and it kept the operator's flag.
+        running = fleet.cmdline(name)
+        assert "speculative-config" in running and "--max-num-seqs 4" in running, running
+        assert "--max-num-seqs 4" in (fleet.inside(name, CANDIDATE) or "")
+        fleet.reboot(name)
+        # Nothing but the host's own boot ran: /run is empty again, so systemd starts the baseline.
+        wait_healthy(fleet, name)
+        assert fleet.inside(name, CANDIDATE) is None and fleet.inside(name, OVERLAY) is None
+        running = fleet.cmdline(name)
+        assert "speculative-config" not in running and "--max-num-seqs 4" in running, running
+        assert fleet.fact(name)["status"] == "pending"
+        # The next run resumes (nothing to roll back) and verifies again, in that same run.
+        _rc, out = fleet.play(name, extra=FAULTS_VARS)
+        assert "A previous run stopped in the middle of the change" in out
+        assert "Benchmark the running service (candidate)" in out, "the change was not tried again in the same run"
         fact = assert_record_is_reality(fleet, name)
         assert fact["status"] in ("enabled", "reverted"), fact["reasons"]
+        assert any("stopped in the middle of the change" in r for r in fact["reasons"]), fact["reasons"]
+        # Neither the unit nor the operator's drop-in was written, and the operator's flag runs whatever the verdict.
+        assert fleet.read(name, UNIT) == unit_before
         assert fleet.read(name, OPERATOR_DROP_IN).decode() == text, "the operator's drop-in was written"
         assert "--max-num-seqs 4" in fleet.cmdline(name), "the operator's flag is gone from what runs"
         assert fact["service_sha256"] == fleet.baseline_sha(name)
@@ -902,27 +923,3 @@ def test_an_operator_drop_in_is_the_baseline_its_flag_stays_and_it_is_never_writ
         fleet.play(name, extra={**FAULTS_VARS, "jetson_spec_state": "disabled"})
         restart_by_hand(fleet, name)
     assert "--max-num-seqs" not in fleet.cmdline(name)
-
-
-def test_a_reboot_mid_change_comes_back_on_the_baseline_and_the_next_run_resumes(fleet):
-    name = "thor-faults"
-    unit_before = fleet.read(name, UNIT)
-    cmd = [str(BIN / "ansible-playbook"), "-i", str(fleet.inventory), str(PLAYBOOK), "--limit", name,
-           "-e", json.dumps({**FAULTS_VARS, "jetson_spec_force_verify": True})]
-    kill_playbook_when(cmd, OUT / "killed-before-reboot.log",
-                       lambda out: "Benchmark the running service (candidate)" in out, "the candidate benchmark", 900)
-    assert "speculative-config" in fleet.cmdline(name) and fleet.inside(name, CANDIDATE) is not None
-    fleet.reboot(name)
-    # Nothing but the host's own boot ran: /run is empty again, so systemd starts the baseline.
-    wait_healthy(fleet, name)
-    assert fleet.inside(name, CANDIDATE) is None and fleet.inside(name, OVERLAY) is None
-    assert "speculative-config" not in fleet.cmdline(name)
-    assert fleet.fact(name)["status"] == "pending"
-    # The next run resumes (nothing to roll back) and verifies again, in that same run.
-    _rc, out = fleet.play(name, extra=FAULTS_VARS)
-    assert "A previous run stopped in the middle of the change" in out
-    assert "Benchmark the running service (candidate)" in out, "the change was not tried again in the same run"
-    fact = assert_record_is_reality(fleet, name)
-    assert fact["status"] in ("enabled", "reverted"), fact["reasons"]
-    assert fleet.read(name, UNIT) == unit_before
-    assert healthy(name)

@@ -131,3 +131,18 @@ def test_scrub_masks_the_key_and_url_passwords():
     endpoint = Endpoint('http://127.0.0.1:8000', 'sk-123', 5, 10)
     assert endpoint.scrub('bad key sk-123 at http://u:pw@h') == 'bad key ******** at http://u:********@h'
     assert Endpoint('http://127.0.0.1:8000').scrub('nothing') == 'nothing'
+
+
+@pytest.mark.parametrize('host', ['127.0.0.1', '127.1.2.3', 'localhost', 'LOCALHOST', '::1', '[::1]',
+                                  '0:0:0:0:0:0:0:1'])
+def test_loopback_listeners_are_not_exposed(host):
+    assert ep.exposure_warning(host, None) is None
+
+
+@pytest.mark.parametrize('host, where', [('0.0.0.0', 'every address of this host'), ('::', 'every address of this host'),
+                                         ('192.168.1.20', '192.168.1.20'), ('jetson-01.lan', 'jetson-01.lan')])
+def test_a_listener_beyond_the_host_without_a_key_is_a_warning_naming_the_fix(host, where):
+    text = ep.exposure_warning(host, None, port=8000)
+    assert text.startswith('vLLM listens on %s (port 8000) without an API key' % where)
+    assert 'vllm_api_key' in text and 'vllm_host: 127.0.0.1' in text
+    assert ep.exposure_warning(host, 'sk-secret') is None  # a key: no warning
