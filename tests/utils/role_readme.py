@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Write (or check) each role's README.md from its meta/argument_specs.yml.
 
 Galaxy and Automation Hub refuse a collection whose roles have no README ("No role readme found").
