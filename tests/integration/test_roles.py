@@ -71,6 +71,8 @@ CANDIDATE = "/run/systemd/system/vllm.service.d/zz-jetson-llm-speculative-2-cand
 
 WORKLOAD = {"concurrency": [1, 8], "num_prompts": 8, "warmup_prompts": 2, "input_len": 32, "output_len": 128,
             "temperature": 0}
+# Where only the lifecycle is asserted (interruptions, an operator's drop-in), not the verdict: shorter outputs.
+SHORT_WORKLOAD = dict(WORKLOAD, output_len=32)
 
 # dtype: on CPUs without AVX-512 BF16 (this machine: AVX2), vLLM's bfloat16 matmuls fall back to a
 # compute-bound path ("Failed to create oneDNN linear") where verifying 5 tokens costs 5 decode steps,
@@ -786,7 +788,7 @@ def test_controller_killed_mid_change_the_guard_restores_the_previous_service(fl
     guard = 90  # short, so the test does not wait long; the start-up timeout stays the role's (420 s here)
     cmd = [str(BIN / "ansible-playbook"), "-i", str(fleet.inventory), str(PLAYBOOK), "--limit", "thor-faults",
            "-e", json.dumps({"jetson_spec_draft_model": str(MODELS / "draft-perfect"), "jetson_spec_guard_timeout": guard,
-                             "jetson_spec_force_verify": True})]
+                             "jetson_spec_force_verify": True, "jetson_spec_benchmark": SHORT_WORKLOAD})]
     # Kill the controller as soon as the speculative overlay is in place and restarted.
     kill_playbook_when(
         cmd, OUT / "killed-controller.log",
@@ -829,7 +831,7 @@ def test_controller_killed_during_the_candidate_benchmark_the_next_run_resumes_a
     host = fleet.hosts["thor-faults"]
     unit_before = fleet.read("thor-faults", UNIT)
     extra = {"jetson_spec_draft_model": str(MODELS / "draft-perfect"), "jetson_spec_force_verify": True,
-             "jetson_spec_tune_max_steps": 0}
+             "jetson_spec_tune_max_steps": 0, "jetson_spec_benchmark": SHORT_WORKLOAD}
     cmd = [str(BIN / "ansible-playbook"), "-i", str(fleet.inventory), str(PLAYBOOK), "--limit", "thor-faults",
            "-e", json.dumps(extra)]
     kill_playbook_when(cmd, OUT / "killed-controller-candidate.log",
@@ -863,7 +865,7 @@ def test_controller_killed_during_the_candidate_benchmark_the_next_run_resumes_a
 
 # --- what operators do: their own drop-in, a reboot in the middle of a change ------------------------
 FAULTS_VARS = {"test_run_serve": False, "jetson_spec_draft_model": str(MODELS / "draft-perfect"),
-               "jetson_spec_tune_max_steps": 0, "jetson_spec_benchmark": dict(WORKLOAD, output_len=32)}
+               "jetson_spec_tune_max_steps": 0, "jetson_spec_benchmark": SHORT_WORKLOAD}
 OPERATOR_DROP_IN = "/etc/systemd/system/vllm.service.d/override.conf"
 
 
