@@ -16,6 +16,7 @@ The suite's size (cases per module, faulty-server behaviours) is printed in the 
 from __future__ import annotations
 
 import collections
+import concurrent.futures
 import importlib.util
 import json
 import subprocess
@@ -97,7 +98,7 @@ def _substitute(value, names):
 
 
 def run_case(case, tmp_path):
-    """Run one case; return (result dict, stdout + stderr, seconds)."""
+    """Run one case; return (result dict, stdout + stderr, seconds, the path it must not write)."""
     sim = None
     if case.server or "{endpoint}" in json.dumps(case.args):
         sim = FakeVLLM(ttft=0.001, itl=0.001, **(behaviour(case.server) if case.server else {})).start()
@@ -112,8 +113,8 @@ def run_case(case, tmp_path):
         proc = subprocess.run(cmd, cwd=TOP, env=env, text=True, capture_output=True, check=False,
                               timeout=case.max_seconds + KILL_GRACE)
     except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"{case.id}: no answer within {case.max_seconds + KILL_GRACE} s (the module hangs): "
-                    f"{(exc.stdout or '')[-2000:]}")
+        raise AssertionError(f"{case.id}: no answer within {case.max_seconds + KILL_GRACE} s (the module hangs): "
+                             f"{(exc.stdout or '')[-2000:]}") from None
     finally:
         if sim is not None:
             sim.stop()
@@ -126,10 +127,37 @@ def run_case(case, tmp_path):
     return result, output, seconds, _substitute(case.writes, names) if case.writes else None
 
 
+#: Cases run at a time. Each is one `ansible` process (about 1.5 s, mostly its own start-up) and, for some, a
+#: simulator thread here: two at a time on a 2-core machine halve the suite's wall time. The time bound is
+#: still checked per case, against its own start and end.
+PARALLEL = 2
+
+
+@pytest.fixture(scope="module")
+def _runs(request, tmp_path_factory):
+    """Every selected case, run PARALLEL at a time before the first test asserts: {id: (result...) or exception}."""
+    selected = {item.callspec.params["case"].id for item in request.session.items
+                if getattr(item, "callspec", None) and "case" in item.callspec.params
+                and item.module is request.module}
+    cases = [case for _source, case in CASES if case.id in selected]
+
+    def one(case):
+        try:
+            return run_case(case, tmp_path_factory.mktemp(case.id))
+        except Exception as exc:  # pylint: disable=broad-except  (re-raised by the case's own test)
+            return exc
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=PARALLEL) as pool:
+        return dict(zip([case.id for case in cases], pool.map(one, cases)))
+
+
 @pytest.mark.parametrize("source, case", CASES, ids=[case.id for _source, case in CASES])
-def test_hostile_input(source, case, tmp_path, _summary):  # pylint: disable=redefined-outer-name
+def test_hostile_input(source, case, _runs, _summary):  # pylint: disable=redefined-outer-name
     assert case.outcome in ("failed", "ok"), f"{source}: {case.id}: outcome must be 'failed' or 'ok'"
-    result, output, seconds, writes = run_case(case, tmp_path)
+    ran = _runs[case.id]
+    if isinstance(ran, BaseException):
+        raise ran
+    result, output, seconds, writes = ran
     _summary.ran[case.module] += 1
     shown = json.dumps(result, indent=1, default=str)[:3000]
     for marker in TRACEBACK_MARKERS:

@@ -32,7 +32,7 @@ from vllm_testbed import (  # noqa: F401  pylint: disable=unused-import
 
 BENCH = "jetson_llm.vllm.vllm_benchmark"
 VERDICT = "jetson_llm.vllm.speculative_verdict"
-WORKLOAD = {"concurrency": [1, 8], "input_len": 32, "output_len": 128, "dataset": "random", "temperature": 0,
+WORKLOAD = {"concurrency": [1, 8], "input_len": 32, "output_len": 64, "dataset": "random", "temperature": 0,
             "seed": 11, "request_timeout": 120, "warmup_prompts": 2}
 BASELINE_PROMPTS = 16
 SEQUENTIAL = {"round_prompts": {"1": 8, "8": 16}, "max_prompts": 32}
