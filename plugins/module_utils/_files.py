@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, jetson_llm.vllm maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Reading a target's files safely (private): regular files only, bounded, never blocking.
+"""Reading and writing a target's files safely (private): regular files only, bounded, never blocking;
+written whole or not at all.
 
 A FIFO or a device node where a file belongs would block the module forever or never end; a huge
 file would be read whole. ``read_regular_bytes`` opens without blocking, checks what it opened,
@@ -14,6 +15,7 @@ __metaclass__ = type
 import errno
 import os
 import stat
+import tempfile
 
 _FILE_KINDS = (
     (stat.S_ISDIR, 'a directory'), (stat.S_ISFIFO, 'a FIFO'), (stat.S_ISCHR, 'a character device'),
@@ -69,3 +71,31 @@ def read_regular_bytes(real, limit):
         return None, None, UNREADABLE, getattr(exc, 'strerror', None) or '%s' % exc
     finally:
         os.close(descriptor)
+
+
+def write_atomic(module, path, content, mode=0o644):
+    """Write ``content`` (bytes, or text as UTF-8) to ``path`` whole or not at all, with ``mode``.
+
+    A temporary file beside ``path`` (missing directories are made, 0755) is written, given its mode and moved over
+    ``path`` with the module's ``atomic_move``: a reader never sees half a file, an interrupted run leaves the old one.
+    ``atomic_move`` gives the new file the mode of the one it replaces, so an existing ``path`` is first narrowed to
+    the stricter of both modes (a 0644 file that now receives a secret is never readable by others, not even between
+    the move and the last chmod), and ``mode`` is set once the new file is in place.
+    """
+    if not isinstance(content, bytes):
+        content = content.encode('utf-8')
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        os.makedirs(directory, 0o755)
+    descriptor, temporary = tempfile.mkstemp(dir=directory, prefix='.%s.' % os.path.basename(path))
+    try:
+        with os.fdopen(descriptor, 'wb') as handle:
+            handle.write(content)
+        os.chmod(temporary, mode)
+        if os.path.isfile(path) and not os.path.islink(path):
+            os.chmod(path, os.stat(path).st_mode & mode & 0o7777)
+        module.atomic_move(temporary, path)
+        os.chmod(path, mode)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)

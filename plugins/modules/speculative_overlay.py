@@ -117,31 +117,16 @@ migrated:
 '''
 
 import os
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _overlay as overlay
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_files as files
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_systemd as systemd
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._files import write_atomic
 
 ROOT = '/'
 MAX_UNIT_BYTES = files.MAX_FILE_BYTES
-
-
-def _write(module, path, content, mode):
-    directory = os.path.dirname(path)
-    if not os.path.isdir(directory):
-        os.makedirs(directory, 0o755)
-    descriptor, temporary = tempfile.mkstemp(dir=directory, prefix='.%s.' % os.path.basename(path))
-    try:
-        with os.fdopen(descriptor, 'wb') as handle:
-            handle.write(content)
-        os.chmod(temporary, mode)
-        module.atomic_move(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
 
 
 def _remove(path):
@@ -247,14 +232,14 @@ def main():
                                    'after': '(the copy %s)\n' % legacy})
     if changed and not module.check_mode:
         if migrated:
-            _write(module, unit_path, legacy_read.data, 0o644)
+            write_atomic(module, unit_path, legacy_read.data, 0o644)
             os.unlink(legacy)
         # Commit: write /etc first, then remove /run, so a crash in between leaves two identical overlays.
         for key in ('committed', 'candidate'):
             if after[key] == before[key]:
                 continue
             if after[key] is not None:
-                _write(module, where[key], after[key].encode('utf-8'), modes[key])
+                write_atomic(module, where[key], after[key].encode('utf-8'), modes[key])
             else:
                 _remove(where[key])
         if migrated:

@@ -59,11 +59,11 @@ path:
 '''
 
 import os
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._record import MAX_RECORD_BYTES, RecordError, dumps, validate
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._files import write_atomic
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service_files import read_regular
 
 
@@ -91,18 +91,7 @@ def main():
     if module._diff:
         result['diff'] = {'before': old, 'after': content, 'before_header': path, 'after_header': path}
     if changed and not module.check_mode:
-        directory = os.path.dirname(path)
-        if not os.path.isdir(directory):
-            os.makedirs(directory, 0o755)
-        descriptor, temporary = tempfile.mkstemp(dir=directory, prefix='.%s.' % os.path.basename(path))
-        try:
-            with os.fdopen(descriptor, 'w') as handle:
-                handle.write(content)
-            os.chmod(temporary, 0o644)
-            module.atomic_move(temporary, path)
-        finally:
-            if os.path.exists(temporary):
-                os.unlink(temporary)
+        write_atomic(module, path, content, 0o644)
     module.exit_json(**result)
 
 

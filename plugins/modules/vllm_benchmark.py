@@ -690,12 +690,13 @@ import stat
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.text.converters import to_bytes, to_native
+from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._benchmark import (
     DATASETS, BenchmarkError, check_options, parse_prompts_jsonl, render)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._benchmark_runner import run_benchmark, run_sequential, summary_line
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._endpoint import cut, endpoint_argument_spec, url_password
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._files import write_atomic
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson import benchmark_identity, gather_facts
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._sequential import DEFAULTS as SEQUENTIAL_DEFAULTS
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._sequential import check_sequential
@@ -786,19 +787,7 @@ def _write_output(module, path, content):
             before = handle.read().decode('utf-8', 'replace')
     if before == content:
         return False, None
-    parent = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(parent):
-        os.makedirs(parent, 0o755)
-    fd, tmp = tempfile.mkstemp(prefix='.vllm_benchmark.', dir=parent)
-    try:
-        with os.fdopen(fd, 'wb') as handle:
-            handle.write(to_bytes(content))
-        os.chmod(tmp, 0o644)
-        module.atomic_move(tmp, path)
-        os.chmod(path, 0o644)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    write_atomic(module, path, content, 0o644)
     diff = {'before': before or '', 'after': content, 'before_header': path, 'after_header': path}
     return True, diff
 
