@@ -144,7 +144,8 @@ def _runs(request, tmp_path_factory):
     def one(case):
         try:
             return run_case(case, tmp_path_factory.mktemp(case.id))
-        except Exception as exc:  # pylint: disable=broad-except  (re-raised by the case's own test)
+        # Any error is kept and re-raised by the case's own test.
+        except Exception as exc:  # pylint: disable=broad-except
             return exc
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=PARALLEL) as pool:
