@@ -89,6 +89,32 @@ def run_module(module, args, env=None, check_mode=False):
     return result
 
 
+ROLES_PLAYBOOK = TOP / "tests" / "integration" / "playbooks" / "roles" / "speculate.yml"
+
+
+def play_roles(inventory, limit, log_path, extra=None, secrets=(), expect_rc=0, check=False, args=(), timeout=2400):
+    """ansible-playbook of the roles' test playbook on ``limit``, as an operator runs it (``--diff``, the default
+    callback). Keeps the output (with its run time) in ``log_path``, fails when one of ``secrets`` appears in it or
+    when the return code is not ``expect_rc`` (None: any). Returns (rc, stdout + stderr)."""
+    cmd = [str(BIN / "ansible-playbook"), "-i", str(inventory), str(ROLES_PLAYBOOK), "--limit", limit, "--diff"]
+    if extra:
+        cmd += ["-e", json.dumps(extra)]
+    if check:
+        cmd.append("--check")
+    cmd += list(args)
+    env = _ansible_env({"ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.default", "ANSIBLE_DISPLAY_ARGS_TO_STDOUT": "0"})
+    started = time.monotonic()
+    proc = subprocess.run(cmd, cwd=TOP, env=env, text=True, capture_output=True, timeout=timeout, check=False)
+    out = proc.stdout + proc.stderr
+    Path(log_path).write_text(out + f"\n# {time.monotonic() - started:.0f} s\n")
+    for number, secret in enumerate(secrets, 1):
+        assert secret not in out, f"secret #{number} appears in the ansible-playbook output ({log_path})"
+    if expect_rc is not None and proc.returncode != expect_rc:
+        raise AssertionError(f"ansible-playbook on {limit} ended with {proc.returncode}, expected {expect_rc}:\n"
+                             f"{out[-6000:]}")
+    return proc.returncode, out
+
+
 def recap(out, host):
     """The PLAY RECAP counters of ``host`` in ansible-playbook's output (an assertion error when missing)."""
     match = re.search(rf"^{re.escape(host)}\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", out, re.M)

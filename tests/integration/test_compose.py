@@ -38,7 +38,6 @@ import hashlib
 import json
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.error
@@ -48,37 +47,19 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import BIN, TOP, _ansible_env, kill_playbook_when, recap
+from conftest import BIN, ROLES_PLAYBOOK as PLAYBOOK, TOP, kill_playbook_when, play_roles, recap
+from docker_bed import (COMPILE_CACHE, COMPOSE_PLUGIN_DIR, DOCKER_CLI, DOCKER_SOCKET, IMAGE, MODEL, TESTBED, WORKLOAD,
+                        container_vars, docker, nspawn)
 # pytest fixture, used by name:
 from vllm_testbed import testbed  # noqa: F401  pylint: disable=unused-import
 
-sys.path.insert(0, str(TOP / "tests" / "nspawn"))
-import fleet as nspawn  # noqa: E402  pylint: disable=wrong-import-position
-
-PLAYBOOK = TOP / "tests" / "integration" / "playbooks" / "roles" / "speculate.yml"
 OUT = TOP / "tests" / "output" / "compose"
-IMAGE = "localhost/jetson-llm-vllm-testbed:1"
 SERVICE = "vllm-compose-test"
 PORT = 8221
-MODEL = "target"
 API_KEY = "ct-key-Rk4Np8Wd2Hs6"
 HF_TOKEN = "hf_ctTokenNeverShown7Bx3"
-TESTBED = nspawn.TESTBED
-COMPILE_CACHE = nspawn.COMPILE_CACHE
-DOCKER_CLI = "/usr/bin/docker"
-COMPOSE_PLUGIN_DIR = "/usr/libexec/docker/cli-plugins"
-DOCKER_SOCKET = "/run/docker.sock"
 
 REVERT_MIN_RATIO = 0.25
-WORKLOAD = {"concurrency": [1, 8], "num_prompts": 8, "warmup_prompts": 2, "input_len": 128, "output_len": 64,
-            "temperature": 0}
-
-
-def docker(*args, check=True, timeout=120):
-    proc = subprocess.run([DOCKER_CLI, *args], text=True, capture_output=True, timeout=timeout, check=False)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"docker {' '.join(args)} failed ({proc.returncode}): {proc.stderr}")
-    return proc
 
 
 def assert_no_secret(text, where):
@@ -127,30 +108,10 @@ class ComposeBed:
 
     def host_vars(self):
         return {
+            **container_vars(SERVICE, PORT, API_KEY, "runc", self.config_dir),
             "vllm_service_manager": "compose",
-            "vllm_service_name": SERVICE,
-            "vllm_runtime": "container",
-            "vllm_image": IMAGE,
-            "vllm_container_runtime": "runc",
-            "vllm_container_entrypoint": str(TESTBED / "venv" / "bin" / "vllm"),
-            "vllm_cache_mounts": [
-                {"src": str(TESTBED), "dest": str(TESTBED)},
-                {"src": str(COMPILE_CACHE), "dest": "/root/.cache/vllm"},
-            ],
-            "vllm_model": str(TESTBED / "models" / MODEL),
-            "vllm_served_model_name": MODEL,
-            "vllm_host": "127.0.0.1",
-            "vllm_port": PORT,
-            "vllm_max_model_len": 1024,
-            "vllm_gpu_memory_utilization": 0.75,
-            "vllm_environment": {"VLLM_CPU_KVCACHE_SPACE": "1"},
-            # Eager mode: no torch.compile at each (re)start (25 s instead of about 57 s here), as in test_roles.
-            "vllm_extra_args": ["--dtype", "bfloat16", "--enforce-eager"],
-            "vllm_api_key": API_KEY,
             "vllm_hf_token": HF_TOKEN,
-            "vllm_startup_timeout": 420,
             "vllm_compose_dir": str(self.compose_dir),
-            "vllm_config_dir": str(self.config_dir),
             "vllm_facts_root": str(self.identity),
             "jetson_spec_facts_root": str(self.identity),
             "jetson_spec_state_dir": str(self.state_dir),
@@ -182,19 +143,8 @@ class ComposeBed:
 
     def play(self, limit, extra=None, expect_rc=0):
         self.runs += 1
-        cmd = [str(BIN / "ansible-playbook"), "-i", str(self.inventory), str(PLAYBOOK), "--limit", limit, "--diff"]
-        if extra:
-            cmd += ["-e", json.dumps(extra)]
-        env = _ansible_env({"ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.default", "ANSIBLE_DISPLAY_ARGS_TO_STDOUT": "0"})
-        started = time.monotonic()
-        proc = subprocess.run(cmd, cwd=TOP, env=env, text=True, capture_output=True, timeout=1500, check=False)
-        out = proc.stdout + proc.stderr
-        (OUT / f"run{self.runs:02d}-{limit}.log").write_text(out + f"\n# {time.monotonic() - started:.0f} s\n")
-        assert_no_secret(out, f"ansible-playbook output (run {self.runs})")
-        if expect_rc is not None and proc.returncode != expect_rc:
-            raise AssertionError(f"ansible-playbook on {limit} ended with {proc.returncode}, expected {expect_rc}:\n"
-                                 f"{out[-6000:]}")
-        return out
+        return play_roles(self.inventory, limit, OUT / f"run{self.runs:02d}-{limit}.log", extra=extra,
+                          secrets=(API_KEY, HF_TOKEN), expect_rc=expect_rc, timeout=1500)[1]
 
     def container(self):
         ids = docker("ps", "-q", "--no-trunc", "--filter", f"label=com.docker.compose.project={SERVICE}",

@@ -17,46 +17,25 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
 
-from conftest import BIN, TOP, _ansible_env, recap
+from conftest import TOP, play_roles, recap
+from docker_bed import COMPILE_CACHE, DOCKER_CLI, DOCKER_SOCKET, IMAGE, MODEL, TESTBED, WORKLOAD, container_vars, docker, nspawn
 # pytest fixture, used by name:
 from vllm_testbed import testbed  # noqa: F401  pylint: disable=unused-import
 
-sys.path.insert(0, str(TOP / "tests" / "nspawn"))
-import fleet as nspawn  # noqa: E402  pylint: disable=wrong-import-position
-
-PLAYBOOK = TOP / "tests" / "integration" / "playbooks" / "roles" / "speculate.yml"
 OUT = TOP / "tests" / "output" / "docker-unit"
-IMAGE = "localhost/jetson-llm-vllm-testbed:1"
 SERVICE = "vllm-docker-unit"
 PORT = 8231
-MODEL = "target"
 API_KEY = "du-key-Tz3Lm9Qv1Xc5"
-TESTBED = nspawn.TESTBED
-COMPILE_CACHE = nspawn.COMPILE_CACHE
-DOCKER_CLI = "/usr/bin/docker"
-DOCKER_SOCKET = "/run/docker.sock"
 UNIT = f"/etc/systemd/system/{SERVICE}.service"
 FACT = "/etc/ansible/facts.d/jetson_vllm_speculative.fact"
-WORKLOAD = {"concurrency": [1, 8], "num_prompts": 8, "warmup_prompts": 2, "input_len": 128, "output_len": 64,
-            "temperature": 0}
 SPEC_VARS = {"jetson_spec_method": "draft_model", "jetson_spec_draft_model": str(TESTBED / "models" / "draft-random"),
              "jetson_spec_num_speculative_tokens": 4, "jetson_spec_guard_timeout": 900,
              "jetson_spec_benchmark": WORKLOAD, "jetson_spec_revert_min_ratio": 0.25}
-
-
-def docker(*args, check=True, timeout=120):
-    proc = subprocess.run([DOCKER_CLI, *args], text=True, capture_output=True, timeout=timeout, check=False)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"docker {' '.join(args)} failed ({proc.returncode}): {proc.stderr}")
-    return proc
 
 
 class DockerUnitBed:
@@ -73,28 +52,7 @@ class DockerUnitBed:
         self.runs = 0
 
     def host_vars(self):
-        return {
-            "vllm_service_name": SERVICE,
-            "vllm_service_manager": "systemd",
-            "vllm_runtime": "container",
-            "vllm_image": IMAGE,
-            "vllm_container_runtime": "nvidia",
-            "vllm_container_entrypoint": str(TESTBED / "venv" / "bin" / "vllm"),
-            "vllm_cache_mounts": [{"src": str(TESTBED), "dest": str(TESTBED)},
-                                  {"src": str(COMPILE_CACHE), "dest": "/root/.cache/vllm"}],
-            "vllm_model": str(TESTBED / "models" / MODEL),
-            "vllm_served_model_name": MODEL,
-            "vllm_host": "127.0.0.1",
-            "vllm_port": PORT,
-            "vllm_max_model_len": 1024,
-            "vllm_gpu_memory_utilization": 0.75,
-            "vllm_environment": {"VLLM_CPU_KVCACHE_SPACE": "1"},
-            "vllm_extra_args": ["--dtype", "bfloat16", "--enforce-eager"],
-            "vllm_api_key": API_KEY,
-            "vllm_startup_timeout": 420,
-            "vllm_config_dir": str(self.config_dir),
-            "jetson_spec_facts_root": nspawn.IDENTITY_DIR,
-        }
+        return {**container_vars(SERVICE, PORT, API_KEY, "nvidia", self.config_dir), "vllm_service_manager": "systemd"}
 
     def up(self):
         COMPILE_CACHE.mkdir(parents=True, exist_ok=True)
@@ -116,19 +74,8 @@ class DockerUnitBed:
 
     def play(self, extra=None, expect_rc=0):
         self.runs += 1
-        cmd = [str(BIN / "ansible-playbook"), "-i", str(self.inventory), str(PLAYBOOK), "--limit", self.host.name,
-               "--diff"]
-        if extra:
-            cmd += ["-e", json.dumps(extra)]
-        env = _ansible_env({"ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.default", "ANSIBLE_DISPLAY_ARGS_TO_STDOUT": "0"})
-        started = time.monotonic()
-        proc = subprocess.run(cmd, cwd=TOP, env=env, text=True, capture_output=True, timeout=1800, check=False)
-        out = proc.stdout + proc.stderr
-        (OUT / f"run{self.runs:02d}.log").write_text(out + f"\n# {time.monotonic() - started:.0f} s\n")
-        assert API_KEY not in out, "the API key appears in the output"
-        if expect_rc is not None and proc.returncode != expect_rc:
-            raise AssertionError(f"ansible-playbook ended with {proc.returncode}, expected {expect_rc}:\n{out[-6000:]}")
-        return out
+        return play_roles(self.inventory, self.host.name, OUT / f"run{self.runs:02d}.log", extra=extra,
+                          secrets=(API_KEY,), expect_rc=expect_rc, timeout=1800)[1]
 
     def inspect(self):
         return json.loads(docker("inspect", SERVICE).stdout)[0]

@@ -40,7 +40,6 @@ import hashlib
 import json
 import re
 import shutil
-import subprocess
 import sys
 import threading
 import time
@@ -49,7 +48,7 @@ import urllib.request
 
 import pytest
 
-from conftest import BIN, COLLECTIONS, TOP, _ansible_env, kill_playbook_when, recap
+from conftest import BIN, COLLECTIONS, ROLES_PLAYBOOK, TOP, _ansible_env, kill_playbook_when, play_roles, recap
 # pytest fixture, used by name:
 from vllm_testbed import testbed  # noqa: F401  pylint: disable=unused-import
 
@@ -60,7 +59,7 @@ _ansible_env()  # links the collection under .build/collections
 sys.path.insert(0, str(COLLECTIONS))
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _overlay  # noqa: E402  pylint: disable=wrong-import-position
 
-PLAYBOOK = TOP / "tests" / "integration" / "playbooks" / "roles" / "speculate.yml"
+PLAYBOOK = ROLES_PLAYBOOK
 OUT = TOP / "tests" / "output" / "roles"
 TESTBED = nspawn.TESTBED
 MODELS = TESTBED / "models"
@@ -159,21 +158,8 @@ class Fleet:
         with self._lock:
             self.runs += 1
             run = self.runs
-        cmd = [str(BIN / "ansible-playbook"), "-i", str(self.inventory), str(PLAYBOOK), "--limit", limit, "--diff"]
-        if extra:
-            cmd += ["-e", json.dumps(extra)]
-        if check:
-            cmd.append("--check")
-        cmd += list(args)
-        env = _ansible_env({"ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.default", "ANSIBLE_DISPLAY_ARGS_TO_STDOUT": "0"})
-        proc = subprocess.run(cmd, cwd=TOP, env=env, text=True, capture_output=True, timeout=2400, check=False)
-        out = proc.stdout + proc.stderr
-        (OUT / f"run{run:02d}-{limit.replace(',', '+')}.log").write_text(out)
-        assert_no_secret(out, f"ansible-playbook output (run {run})")
-        if expect_rc is not None and proc.returncode != expect_rc:
-            raise AssertionError(f"ansible-playbook on {limit} ended with {proc.returncode}, expected {expect_rc}:\n"
-                                 f"{out[-6000:]}")
-        return proc.returncode, out
+        return play_roles(self.inventory, limit, OUT / f"run{run:02d}-{limit.replace(',', '+')}.log", extra=extra,
+                          secrets=(API_KEY, HF_TOKEN), expect_rc=expect_rc, check=check, args=args)
 
     # --- what is on the host --------------------------------------------------------------------
     def read(self, name, path):
