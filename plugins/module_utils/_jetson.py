@@ -50,6 +50,8 @@ PATHS = {
     'nv_boot_control': '/etc/nv_boot_control.conf',
     'nvpmodel_conf': '/etc/nvpmodel.conf',
     'nvpmodel_status': '/var/lib/nvpmodel/status',
+    'cpu_dir': '/sys/devices/system/cpu',
+    'devfreq_dir': '/sys/class/devfreq',
 }
 
 
@@ -713,6 +715,73 @@ def _gather_l4t(root, warnings, alerts):
     return l4t, jetpack_pkg
 
 
+# What jetson_clocks does, as `jetson_clocks --show` reads it back: every online CPU's scaling_min_freq raised to its
+# scaling_max_freq, and the GPU's devfreq min_freq raised to its max_freq (EMC's override needs debugfs, root only:
+# not read). "Locked" here is exactly that: min == max for every online CPU and, where the GPU has a devfreq
+# device (Orin; names such as 17000000.ga10b or 17000000.gpu), for the GPU too.
+MAX_CPUS = 512
+_CPU_ENTRY = re.compile(r'^cpu([0-9]{1,4})$')
+_GPU_DEVFREQ = re.compile(r'(gpu|ga10b|gv11b|gp10b|gb10b)', re.I)
+
+
+def _read_khz(root, path, warnings):
+    text, error = read_text(root, path, limit=64)
+    if error:
+        warnings.append(error)
+    try:
+        return int(text.strip()) if text is not None else None
+    except ValueError:
+        warnings.append('%s is not a frequency (%r): clock state unknown' % (path, text.strip()[:40]))
+        return None
+
+
+def _listdir(root, path):
+    real = resolve_in_root(root, path)
+    try:
+        return sorted(os.listdir(real)) if real and os.path.isdir(real) else []
+    except OSError:
+        return []
+
+
+def parse_clock_state(cpus, gpu):
+    """{'locked', 'cpu_locked', 'gpu_locked'} from [(min, max) per online CPU] and (min, max) of the GPU or None.
+
+    A CPU or GPU whose frequencies are unknown (None) makes its part unknown; no CPU at all: everything unknown.
+    """
+    known = [pair for pair in cpus if None not in pair]
+    cpu_locked = None if not cpus or len(known) != len(cpus) else all(low == high for low, high in known)
+    gpu_locked = None if gpu is None or None in gpu else gpu[0] == gpu[1]
+    if cpu_locked is None:
+        locked = None
+    else:
+        locked = cpu_locked and gpu_locked is not False
+    return {'locked': locked, 'cpu_locked': cpu_locked, 'gpu_locked': gpu_locked}
+
+
+def _gather_clocks(root, warnings):
+    cpus = []
+    for name in _listdir(root, PATHS['cpu_dir'])[:MAX_CPUS]:
+        if not _CPU_ENTRY.match(name):
+            continue
+        base = '%s/%s' % (PATHS['cpu_dir'], name)
+        online, _error = read_text(root, base + '/online', limit=16)
+        if online is not None and online.strip() == '0':
+            continue
+        if not _listdir(root, base + '/cpufreq'):
+            continue
+        cpus.append((_read_khz(root, base + '/cpufreq/scaling_min_freq', warnings),
+                     _read_khz(root, base + '/cpufreq/scaling_max_freq', warnings)))
+    gpu = None
+    for name in _listdir(root, PATHS['devfreq_dir']):
+        if _GPU_DEVFREQ.search(name):
+            base = '%s/%s' % (PATHS['devfreq_dir'], name)
+            gpu = (_read_khz(root, base + '/min_freq', warnings), _read_khz(root, base + '/max_freq', warnings))
+            break
+    state = parse_clock_state(cpus, gpu)
+    state['source'] = 'sysfs' if cpus else None
+    return state
+
+
 def _gather_power(root, run_command, run_nvpmodel, which, warnings):
     power = {'mode_name': None, 'mode_id': None, 'source': None, 'max_performance': None}
     conf_text, error = read_text(root, PATHS['nvpmodel_conf'])
@@ -820,6 +889,7 @@ def gather(root='/', run_command=None, run_nvpmodel=True, which=None):
         'cuda': UNKNOWN,
         'memory': memory,
         'power': {'mode_name': None, 'mode_id': None, 'source': None, 'max_performance': None},
+        'clocks': {'locked': None, 'cpu_locked': None, 'gpu_locked': None, 'source': None},
         'vllm_runtime': None,
         'speculation': None,
         'warnings': warnings,
@@ -846,6 +916,7 @@ def gather(root='/', run_command=None, run_nvpmodel=True, which=None):
                             % (PATHS['nv_tegra_release'], PATHS['dpkg_status']))
         power, conf_mode_names = _gather_power(root, run_command, run_nvpmodel, which, warnings)
         facts['power'] = power
+        facts['clocks'] = _gather_clocks(root, warnings)
         if power['max_performance'] is False:
             msg = ('power mode %s (id %s) is not MAXN: benchmarks not at MAXN are not comparable; '
                    'set the maximum mode (sudo nvpmodel -m <id of MAXN or MAXN_*>) before benchmarking'

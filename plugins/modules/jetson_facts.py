@@ -259,6 +259,32 @@ ansible_facts:
               description: True for C(MAXN) and C(MAXN_*); null when the mode name is unknown.
               type: bool
               sample: true
+        clocks:
+          description:
+            - Whether the clocks are locked as C(jetson_clocks) locks them, read from sysfs (no root needed). All null
+              when unknown (no cpufreq under C(/sys/devices/system/cpu)) or not a Jetson.
+            - A baseline measured with locked clocks says nothing about dynamic ones, so the speculative_decoding role
+              puts RV(ansible_facts.jetson.clocks.locked) in the baseline's fingerprint.
+          type: dict
+          returned: always
+          contains:
+            locked:
+              description: True when every online CPU and (where it has a devfreq device) the GPU run at a fixed
+                frequency (C(scaling_min_freq) = C(scaling_max_freq), devfreq C(min_freq) = C(max_freq)).
+              type: bool
+              sample: false
+            cpu_locked:
+              description: Every online CPU's C(scaling_min_freq) equals its C(scaling_max_freq).
+              type: bool
+              sample: false
+            gpu_locked:
+              description: The GPU's devfreq C(min_freq) equals its C(max_freq); null without a GPU devfreq device.
+              type: bool
+              sample: false
+            source:
+              description: C(sysfs), or null when nothing was read.
+              type: str
+              sample: sysfs
         vllm_runtime:
           description: The vLLM runtime path the device must use for serving and speculative decoding.
           type: dict

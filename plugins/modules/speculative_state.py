@@ -74,7 +74,9 @@ options:
   baseline:
     description:
       - What the baseline's outcome depends on besides the workload (L4T, JetPack, vLLM version, image, model, the
-        nvpmodel power mode, ...), as the role gathers it. Part of both fingerprints, as given.
+        nvpmodel power mode, whether jetson_clocks locked the clocks, ...), as the role gathers it. Part of both
+        fingerprints, as given; C(clocks_locked) only when known (a null or empty value is left out, so a host whose
+        clock state cannot be read keeps its fingerprint).
     type: dict
     default: {}
   workload:
@@ -321,6 +323,10 @@ from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_sy
 LIVE_ROOT = '/'
 
 
+
+#: Baseline parts left out of the fingerprint while unknown (null).
+OPTIONAL_PARTS = ('clocks_locked',)
+
 def _given(options):
     return dict((key, value) for key, value in (options or {}).items() if value is not None)
 
@@ -433,7 +439,10 @@ def main():
 
     workload = _given(params['workload'])
     inputs = _given(params['inputs'])
-    baseline_parts = dict(params['baseline'], baseline_gpu_memory_utilization=baseline_gmu, workload=workload)
+    # A part that is only known on some hosts (the clock state) counts when it is known: a host where it cannot be
+    # read keeps the fingerprint it had before the part existed.
+    given_baseline = dict((k, v) for k, v in params['baseline'].items() if not (k in OPTIONAL_PARTS and v in (None, '')))
+    baseline_parts = dict(given_baseline, baseline_gpu_memory_utilization=baseline_gmu, workload=workload)
     if params['manager'] == 'systemd':
         # The service itself (unit and drop-ins but the overlay): an operator's edit is a new baseline, whose
         # stored benchmark must not be reused. (Compose: its file holds the change, so it cannot be part of this.)

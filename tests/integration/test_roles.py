@@ -685,11 +685,14 @@ def test_a_host_without_the_vllm_service_is_skipped_with_a_reason_and_rc_0(fleet
     assert not fleet.hosts["orin-reject"].path("/etc/systemd/system/nosuch.service").exists()
 
 
-def test_a_power_mode_change_is_a_new_baseline_and_the_run_says_so(fleet):
-    """MAXN -> 15 W (nvpmodel) between two runs: the recorded outcome no longer holds (check mode: no benchmark)."""
+def test_a_power_mode_or_clock_change_is_a_new_baseline_and_the_run_says_so(fleet):
+    """MAXN -> 15 W (nvpmodel), or the clocks locked by jetson_clocks, between two runs: the recorded outcome no
+    longer holds (check mode: no benchmark). The fixture root has no /sys, so the recorded clock state is unknown
+    (left out of the fingerprint); sysfs files shaped as a Jetson's make it known."""
     status = fleet.hosts["orin-reject"].path(nspawn.IDENTITY_DIR + "/var/lib/nvpmodel/status")
+    sysfs = fleet.hosts["orin-reject"].path(nspawn.IDENTITY_DIR + "/sys")
     before = status.read_text()
-    assert before.startswith("pmode:0000")
+    assert before.startswith("pmode:0000") and not sysfs.exists()
     pid = fleet.main_pid("orin-reject")
     try:
         _rc, out = fleet.play("orin-reject", extra=REJECT_VARS, check=True)
@@ -698,8 +701,19 @@ def test_a_power_mode_change_is_a_new_baseline_and_the_run_says_so(fleet):
         _rc, out = fleet.play("orin-reject", extra=REJECT_VARS, check=True)
         # (the debug message is printed as JSON: its quotes are escaped)
         assert 'verify - ' in out and 'baseline.power_mode \\"MAXN\\" -> \\"MODE_15W\\"' in out, out[-3000:]
+        status.write_text(before)
+        # sudo jetson_clocks: every CPU's minimum frequency raised to its maximum.
+        for cpu in range(2):
+            cpufreq = sysfs / "devices" / "system" / "cpu" / f"cpu{cpu}" / "cpufreq"
+            cpufreq.mkdir(parents=True)
+            (cpufreq / "scaling_min_freq").write_text("2201600\n")
+            (cpufreq / "scaling_max_freq").write_text("2201600\n")
+        _rc, out = fleet.play("orin-reject", extra=REJECT_VARS, check=True)
+        assert 'verify - ' in out and "baseline.clocks_locked null -> true" in out, out[-3000:]
+        assert "baseline.power_mode" not in out
     finally:
         status.write_text(before)
+        shutil.rmtree(sysfs, ignore_errors=True)
     assert fleet.main_pid("orin-reject") == pid
 
 

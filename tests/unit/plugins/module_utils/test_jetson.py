@@ -8,6 +8,7 @@ __metaclass__ = type
 
 import filecmp
 import os
+import shutil
 import subprocess
 import sys
 
@@ -570,7 +571,8 @@ def test_gather_schema_keys():
     facts = J.gather_facts(fixture('orin-agx-64gb'))
     assert sorted(facts) == sorted([
         'is_jetson', 'reason', 'generation', 'product_line', 'variant', 'variant_source', 'module_part', 'carrier_part',
-        'soc', 'super_mode', 'model', 'compatible', 'sku', 'sku_bucket', 'l4t', 'jetpack', 'cuda', 'memory', 'power', 'vllm_runtime',
+        'soc', 'super_mode', 'model', 'compatible', 'sku', 'sku_bucket', 'l4t', 'jetpack', 'cuda', 'memory', 'power', 'clocks',
+            'vllm_runtime',
         'speculation', 'warnings'])
     assert sorted(facts['l4t']) == ['major', 'minor', 'patch', 'source', 'version']
     assert sorted(facts['memory']) == ['available_mb', 'swap_free_mb', 'swap_total_mb', 'total_mb']
@@ -941,3 +943,74 @@ def test_unusable_root_fails_with_a_short_message(root, words):
     with pytest.raises(J.JetsonFactsError) as err:
         J.gather(root)
     assert words in str(err.value) and len(str(err.value)) < 1300
+
+
+# --- clock state (jetson_clocks) ------------------------------------------------------------------------
+@pytest.mark.parametrize('cpus, gpu, expected', [
+    ([], None, (None, None, None)),                                               # no cpufreq: unknown
+    ([(729600, 2201600)] * 4, (306000000, 1300500000), (False, False, False)),    # AGX Orin after boot
+    ([(1479000, 1479000)] * 4, (921600000, 921600000), (True, True, True)),       # after sudo jetson_clocks
+    ([(1479000, 1479000)] * 4, None, (True, True, None)),                         # no GPU devfreq (Thor)
+    ([(1479000, 1479000)] * 4, (76800000, 921600000), (False, True, False)),      # CPUs pinned by hand only
+    ([(1479000, 1479000), (None, 1479000)], None, (None, None, None)),            # one CPU unreadable
+    ([(1479000, 1479000)], (None, 921600000), (True, True, None)),
+])
+def test_parse_clock_state(cpus, gpu, expected):
+    state = J.parse_clock_state(cpus, gpu)
+    assert (state['locked'], state['cpu_locked'], state['gpu_locked']) == expected
+
+
+def _cpufreq(root, cpu, low, high, online=None):
+    write(root, 'sys/devices/system/cpu/cpu%d/cpufreq/scaling_min_freq' % cpu, '%d\n' % low)
+    write(root, 'sys/devices/system/cpu/cpu%d/cpufreq/scaling_max_freq' % cpu, '%d\n' % high)
+    if online is not None:
+        write(root, 'sys/devices/system/cpu/cpu%d/online' % cpu, online)
+
+
+def _gpu_devfreq(root, low, high):
+    # As on an Orin: /sys/class/devfreq/<name> is an absolute link to the device's devfreq directory.
+    device = 'sys/devices/platform/bus@0/17000000.gpu/devfreq/17000000.gpu'
+    write(root, device + '/min_freq', '%d\n' % low)
+    write(root, device + '/max_freq', '%d\n' % high)
+    os.makedirs(str(root / 'sys' / 'class' / 'devfreq'))
+    os.symlink('/' + device, str(root / 'sys' / 'class' / 'devfreq' / '17000000.gpu'))
+
+
+def test_gather_clocks_reads_sysfs_as_jetson_clocks_show_does(tmp_path):
+    root = tmp_path / 'root'
+    shutil.copytree(fixture('orin-agx-64gb'), str(root), symlinks=True)
+    for cpu in range(4):
+        _cpufreq(root, cpu, 729600, 2201600)
+    _cpufreq(root, 4, 729600, 729600, online='0\n')   # offline: not counted
+    write(root, 'sys/devices/system/cpu/cpufreq/policy0/scaling_governor', 'schedutil\n')  # not a cpuN entry
+    _gpu_devfreq(root, 306000000, 1300500000)
+    facts = J.gather_facts(str(root), run_nvpmodel=False)
+    assert facts['clocks'] == {'locked': False, 'cpu_locked': False, 'gpu_locked': False, 'source': 'sysfs'}
+    for cpu in range(4):
+        _cpufreq(root, cpu, 2201600, 2201600)
+    write(root, 'sys/devices/platform/bus@0/17000000.gpu/devfreq/17000000.gpu/min_freq', '1300500000\n')
+    facts = J.gather_facts(str(root), run_nvpmodel=False)
+    assert facts['clocks'] == {'locked': True, 'cpu_locked': True, 'gpu_locked': True, 'source': 'sysfs'}
+
+
+def test_gather_clocks_unknown_without_cpufreq_and_on_hostile_values(tmp_path):
+    facts = J.gather_facts(fixture('thor-t5000'), run_nvpmodel=False)
+    assert facts['clocks'] == {'locked': None, 'cpu_locked': None, 'gpu_locked': None, 'source': None}
+    root = tmp_path / 'root'
+    shutil.copytree(fixture('thor-t5000'), str(root), symlinks=True)
+    _cpufreq(root, 0, 1000, 1000)
+    write(root, 'sys/devices/system/cpu/cpu1/cpufreq/scaling_min_freq', 'nan\n')
+    write(root, 'sys/devices/system/cpu/cpu1/cpufreq/scaling_max_freq', '1000\n')
+    facts = J.gather_facts(str(root), run_nvpmodel=False)
+    assert facts['clocks']['locked'] is None and facts['clocks']['cpu_locked'] is None
+    assert any('scaling_min_freq is not a frequency' in w for w in facts['warnings']), facts['warnings']
+    os.unlink(str(root / 'sys/devices/system/cpu/cpu1/cpufreq/scaling_min_freq'))
+    os.mkfifo(str(root / 'sys/devices/system/cpu/cpu1/cpufreq/scaling_min_freq'))   # never blocks
+    facts = J.gather_facts(str(root), run_nvpmodel=False)
+    assert facts['clocks']['locked'] is None
+    assert any('not a regular file' in w for w in facts['warnings']), facts['warnings']
+
+
+def test_non_jetson_has_no_clock_state():
+    facts = J.gather_facts(fixture('non-jetson-x86'), run_nvpmodel=False)
+    assert facts['clocks']['source'] is None and facts['clocks']['locked'] is None
