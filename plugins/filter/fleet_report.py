@@ -52,14 +52,23 @@ def fleet_rows(hosts, hostvars, active_hosts=None):
         raise AnsibleFilterError(str(exc))
 
 
-def fleet_report(rows, title='Speculative decoding: fleet report', generated=None, report_dir=None, previous=None):
-    """Rows -> {rows, counts, table, html, json, unchanged} (+ report_dir, html_path, json_path on the controller)."""
+def fleet_report(rows, title='Speculative decoding: fleet report', generated=None, report_dir=None, previous=None,
+                 inventory_hosts=None):
+    """Rows -> {rows, counts, table, html, json, unchanged} (+ report_dir, html_path, json_path on the controller).
+
+    ``previous`` (the JSON twin already written) is merged: hosts this run did not cover (``--limit``) keep their
+    earlier row, marked ``earlier_run``; ``inventory_hosts`` (``groups['all']``) drops hosts gone from the inventory.
+    """
     if not isinstance(rows, list) or not all(isinstance(item, dict) for item in rows):
         raise AnsibleFilterError('fleet_report takes the list of rows fleet_rows returns')
     if previous is not None and not isinstance(previous, str):
         raise AnsibleFilterError('fleet_report previous= takes the text of the JSON twin already written, not %s'
                                  % type(previous).__name__)
-    return _fleet_report.report(rows, title=title, generated=generated, report_dir=report_dir, previous=previous)
+    if inventory_hosts is not None and (isinstance(inventory_hosts, str) or not hasattr(inventory_hosts, '__iter__')):
+        raise AnsibleFilterError('fleet_report inventory_hosts= takes a list of host names, not %s'
+                                 % type(inventory_hosts).__name__)
+    return _fleet_report.report(rows, title=title, generated=generated, report_dir=report_dir, previous=previous,
+                                inventory_hosts=None if inventory_hosts is None else list(inventory_hosts))
 
 
 def fleet_facts_table(hosts, hostvars):

@@ -172,7 +172,7 @@ def table(rows):
         if item['handoff']:
             reason = '%s %s' % (reason, item['handoff'])
         lines.append(columns % (
-            item['host'][:18], item['status'].upper(), item['family'] or '-', (item['variant'] or '-')[:14],
+            item['host'][:18], item['status'].upper() + ('*' if item.get('earlier_run') else ''), item['family'] or '-', (item['variant'] or '-')[:14],
             item['jetpack'] or '-', item['method'] or '-', _fmt(item['num_speculative_tokens'], '%d'),
             _pair(item['gpu_memory_utilization_before'], item['gpu_memory_utilization_after'], '%.2f'),
             _pair(item['c1']['throughput_before'], item['c1']['throughput_after']),
@@ -180,6 +180,11 @@ def table(rows):
             _pair(item['c8']['throughput_before'], item['c8']['throughput_after']),
             _fmt(item['acceptance_rate'], '%.2f'), item['verdict'] or '-', reason[:400]))
     summary = counts(rows)
+    earlier = [item for item in rows if item.get('earlier_run')]
+    if earlier:
+        lines.append('* not in this run (--limit or another play): the outcome of an earlier run, kept from the '
+                     'previous report (%s)' % ', '.join('%s finished %s' % (item['host'], item.get('finished') or '?')
+                                                        for item in earlier))
     lines.append('%d hosts: %s' % (summary['total'], ', '.join(
         '%s %d' % (status, number) for status, number in summary['by_status'].items() if number)))
     if summary['attention']:
@@ -217,6 +222,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 .status-enabled { color: var(--ok); }
 .status-reverted, .status-refused, .status-skipped, .status-disabled, .status-not_attempted, .status-no_record { color: var(--warn); }
 .status-failed, .status-unreachable { color: var(--bad); }
+span.earlier { font-weight: 400; text-transform: none; color: var(--muted); font-size: .7rem; }
 ul.counts { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: 1rem; }
 svg text { fill: var(--fg); font-size: 11px; }
 svg .axis { stroke: var(--grid); }
@@ -306,11 +312,15 @@ def report_html(rows, title='Speculative decoding: fleet report', generated=None
                'TPOT p50 c=8 after (ms)', 'Acceptance', 'Verdict', 'Reason', 'Hand-off')
     body.append('<div class="table"><table id="fleet"><thead><tr>%s</tr></thead><tbody>' % ''.join('<th>%s</th>' % _e(h) for h in headers))
     for item in rows:
-        body.append('<tr class="host-row" data-host="%s" data-status="%s"><td>%s</td>'
+        earlier = item.get('earlier_run')
+        body.append('<tr class="host-row%s" data-host="%s" data-status="%s"><td>%s</td>'
                     '<td class="status status-%s">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>%s%s%s'
                     '%s%s%s%s%s%s%s%s%s<td>%s</td><td class="reason">%s</td><td class="reason">%s</td></tr>' % (
-                        _e(item['host']), _e(item['status']), _e(item['host']), _e(item['status']),
-                        _e(item['status']), _e(item['family'] or '-'), _e(item['variant'] or '-'),
+                        ' earlier-run' if earlier else '', _e(item['host']), _e(item['status']), _e(item['host']),
+                        _e(item['status']),
+                        _e(item['status']) + ('<br><span class="earlier">earlier run, finished %s</span>'
+                                              % _e(item.get('finished') or '?') if earlier else ''),
+                        _e(item['family'] or '-'), _e(item['variant'] or '-'),
                         _e(item['jetpack'] or '-'), _e(item['vllm_version'] or '-'), _e(item['method'] or '-'),
                         _cell(item['num_speculative_tokens'], '%d'),
                         _cell(item['gpu_memory_utilization_before'], '%.2f'),
@@ -336,15 +346,11 @@ def _same_as_previous(rows, title, previous):
     cover the same hosts under the same title: then the previous report is still the truth (the hosts
     not reached yet are untouched since), and keeping it byte for byte keeps a re-run idempotent.
     """
-    if not previous:
+    twin = _previous_twin(previous, title)
+    if twin is None:
         return None
-    try:
-        twin = json.loads(previous)
-    except ValueError:
-        return None
-    if not isinstance(twin, dict) or twin.get('title') != title or not isinstance(twin.get('hosts'), list):
-        return None
-    before = dict((item.get('host'), item) for item in twin['hosts'] if isinstance(item, dict))
+    before = dict((item['host'], item) for item in twin['hosts']
+                  if isinstance(item, dict) and isinstance(item.get('host'), str))
     if sorted(before) != sorted(item['host'] for item in rows) or len(before) != len(twin['hosts']):
         return None
     reached = [item for item in rows if item['status'] != 'not_attempted']
@@ -353,14 +359,55 @@ def _same_as_previous(rows, title, previous):
     return [before[item['host']] for item in rows], twin.get('generated')
 
 
-def report(rows, title='Speculative decoding: fleet report', generated=None, report_dir=None, previous=None):
+def _previous_twin(previous, title):
+    """The previous JSON twin as a dict when it is one of this report (same title), else None."""
+    if not previous:
+        return None
+    try:
+        twin = json.loads(previous)
+    except ValueError:
+        return None
+    if not isinstance(twin, dict) or twin.get('title') != title or not isinstance(twin.get('hosts'), list):
+        return None
+    return twin
+
+
+def merge_earlier(rows, title, previous, inventory_hosts=None):
+    """This run's rows, then the previous report's rows of the hosts this run did not cover (``--limit``, another
+    play), each marked ``earlier_run`` and left as it was (its outcome and its ``finished`` time).
+
+    A host no longer in ``inventory_hosts`` (when given) is dropped; this run's rows are ``earlier_run: false``.
+    """
+    rows = [dict(item, earlier_run=False) for item in rows]
+    twin = _previous_twin(previous, title)
+    if twin is None:
+        return rows
+    here = set(item['host'] for item in rows)
+    known = None if inventory_hosts is None else set(inventory_hosts)
+    for item in twin['hosts']:
+        if not isinstance(item, dict) or not isinstance(item.get('host'), str) or item['host'] in here:
+            continue
+        if known is not None and item['host'] not in known:
+            continue
+        if not isinstance(item.get('status'), str) or not isinstance(item.get('c1'), dict) \
+                or not isinstance(item.get('c8'), dict):
+            continue  # not a row this module wrote: left out rather than shown wrong
+        rows.append(dict(item, earlier_run=True))
+        here.add(item['host'])
+    return rows
+
+
+def report(rows, title='Speculative decoding: fleet report', generated=None, report_dir=None, previous=None,
+           inventory_hosts=None):
     """Everything the playbooks write and print: rows, counts, the text table, the HTML and its JSON twin.
 
     ``report_dir`` (relative to the controller's working directory) gives ``report_dir``, ``html_path``
-    and ``json_path`` as absolute paths. ``previous`` (the JSON twin already written, as text) keeps
-    that report, date included, when this run found every host it reached as recorded there
-    (``unchanged`` is then true).
+    and ``json_path`` as absolute paths. ``previous`` (the JSON twin already written, as text) is merged:
+    the hosts this run did not cover keep their earlier row (``merge_earlier``; ``inventory_hosts`` drops
+    the hosts gone from the inventory), and that report is kept, date included, when this run found every
+    host it reached as recorded there (``unchanged`` is then true).
     """
+    rows = merge_earlier(rows, title, previous, inventory_hosts)
     kept = _same_as_previous(rows, title, previous)
     if kept:
         rows, generated = kept

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BIN, COLLECTIONS, TOP, _ansible_env, run_playbook
+from conftest import BIN, COLLECTIONS, TOP, _ansible_env, recap, run_playbook
 
 sys.path.insert(0, str(TOP / "tests" / "nspawn"))
 import fleet as nspawn  # noqa: E402  pylint: disable=wrong-import-position
@@ -188,6 +188,36 @@ def test_disable_speculation_leaves_a_host_that_never_speculated_alone(nano_host
     twin = json.loads((tmp_path / "r" / "fleet-report.json").read_text())
     assert twin["title"] == "Speculative decoding disabled: fleet report"
     assert [(row["host"], row["status"]) for row in twin["hosts"]] == [(NANO, "refused")]
+
+
+def test_a_limit_run_merges_into_the_fleet_report_and_drops_no_host(nano_host, tmp_path):
+    """report.yml over two hosts, then with --limit on one of them: the other keeps its row (an earlier run's, with
+    its time); the same --limit run again leaves the report on disk as it is."""
+    _host, inventory = nano_host
+    inv = json.loads(Path(inventory).read_text())
+    inv["all"]["hosts"]["hf-gone-1"] = {"ansible_connection": "ssh", "ansible_host": "127.0.0.1", "ansible_port": 1,
+                                        "ansible_user": "nobody",
+                                        "ansible_ssh_common_args": "-o ConnectTimeout=3 -o BatchMode=yes"}
+    two = tmp_path / "two.json"
+    two.write_text(json.dumps(inv))
+    report_dir = tmp_path / "reports"
+    extra = {"jetson_spec_hosts": "all", "jetson_spec_report_dir": str(report_dir)}
+    run_playbook("jetson_llm.vllm.report", inventory=two, extra_vars=extra)
+    twin = json.loads((report_dir / "fleet-report.json").read_text())
+    assert {row["host"]: row["status"] for row in twin["hosts"]} == {NANO: "refused", "hf-gone-1": "unreachable"}
+    proc = run_playbook("jetson_llm.vllm.report", inventory=two, extra_vars=extra, args=("--limit", NANO))
+    merged = json.loads((report_dir / "fleet-report.json").read_text())
+    rows = {row["host"]: row for row in merged["hosts"]}
+    assert sorted(rows) == sorted([NANO, "hf-gone-1"]), "the --limit run dropped a host from the fleet report"
+    assert rows[NANO]["earlier_run"] is False and rows["hf-gone-1"]["earlier_run"] is True
+    assert rows["hf-gone-1"]["status"] == "unreachable" and merged["counts"]["total"] == 2
+    assert "UNREACHABLE*" in proc.stdout and "* not in this run (--limit or another play)" in proc.stdout, \
+        proc.stdout[-3000:]
+    html, data = (report_dir / "fleet-report.html").read_bytes(), (report_dir / "fleet-report.json").read_bytes()
+    proc = run_playbook("jetson_llm.vllm.report", inventory=two, extra_vars=extra, args=("--limit", NANO))
+    assert (report_dir / "fleet-report.html").read_bytes() == html
+    assert (report_dir / "fleet-report.json").read_bytes() == data
+    assert recap(proc.stdout, NANO)["changed"] == 0, proc.stdout[-3000:]
 
 
 # --- facts.yml and benchmark.yml on local hosts ----------------------------------------------------------------

@@ -162,3 +162,52 @@ def test_any_difference_gives_a_new_report(change):
 def test_previous_must_be_the_twin_text():
     with pytest.raises(AnsibleFilterError, match="previous= takes the text"):
         flt.fleet_report(fixture_rows(), previous={"hosts": []})
+
+
+def test_a_limit_run_merges_into_the_report_and_keeps_every_other_host_as_it_was():
+    full = fr.report(fixture_rows(), generated="2026-11-30T10:00:00Z")
+    before = {row["host"]: row for row in json.loads(full["json"])["hosts"]}
+    # --limit thor-devkit: only that host is in the play, now reverted.
+    thor = dict(next(row for row in fixture_rows() if row["host"] == "thor-devkit"), status="reverted",
+                finished="2026-11-30T11:05:00Z")
+    merged = fr.report([thor], generated="2026-11-30T11:06:00Z", previous=full["json"])
+    twin = json.loads(merged["json"])
+    assert merged["unchanged"] is False and twin["generated"] == "2026-11-30T11:06:00Z"
+    hosts = {row["host"]: row for row in twin["hosts"]}
+    assert sorted(hosts) == sorted(before), "a --limit run dropped hosts from the fleet report"
+    assert hosts["thor-devkit"]["status"] == "reverted" and hosts["thor-devkit"]["earlier_run"] is False
+    for name, row in hosts.items():
+        if name != "thor-devkit":
+            assert row["earlier_run"] is True
+            assert dict(row, earlier_run=False) == before[name], f"{name}'s earlier row was changed"
+    assert twin["counts"]["total"] == len(before)
+    assert merged["table"][0].startswith("host")
+    line = next(text for text in merged["table"] if text.startswith("agx-orin-64"))
+    assert "REVERTED*" in line
+    assert any(text.startswith("* not in this run (--limit or another play)") and "agx-orin-64 finished" in text
+               for text in merged["table"]), merged["table"]
+    assert 'class="host-row earlier-run" data-host="agx-orin-64"' in merged["html"]
+    assert 'class="host-row" data-host="thor-devkit"' in merged["html"]
+    # The same --limit run again: nothing new, the report on disk is kept byte for byte.
+    again = fr.report([thor], generated="2026-11-30T12:00:00Z", previous=merged["json"])
+    assert again["unchanged"] is True and again["json"] == merged["json"]
+    # A full run afterwards: nobody is an earlier run any more.
+    full_again = fr.report(fixture_rows(), generated="2026-11-30T13:00:00Z", previous=merged["json"])
+    assert not any(row["earlier_run"] for row in json.loads(full_again["json"])["hosts"])
+    assert not any(text.startswith("* not in this run") for text in full_again["table"])
+
+
+def test_hosts_gone_from_the_inventory_and_foreign_rows_are_not_carried():
+    full = json.loads(fr.report(fixture_rows(), generated="2026-11-30T10:00:00Z")["json"])
+    full["hosts"] += [{"host": "hand-written", "status": "enabled"}, "not a row", {"status": "enabled"}]
+    thor = next(row for row in fixture_rows() if row["host"] == "thor-devkit")
+    merged = fr.report([thor], previous=json.dumps(full), inventory_hosts=["thor-devkit", "agx-orin-64"])
+    assert [row["host"] for row in merged["rows"]] == ["thor-devkit", "agx-orin-64"]
+    merged = fr.report([thor], previous=json.dumps(full))
+    assert "hand-written" not in [row["host"] for row in merged["rows"]]
+    assert len(merged["rows"]) == len(fixture_rows())
+
+
+def test_inventory_hosts_must_be_a_list():
+    with pytest.raises(AnsibleFilterError, match="inventory_hosts= takes a list of host names"):
+        flt.fleet_report(fixture_rows(), inventory_hosts="thor-devkit")
