@@ -66,6 +66,13 @@ def _handoff_text(record):
     return ''
 
 
+def _exposure_warning(record):
+    exposure = record.get('exposure')
+    if isinstance(exposure, dict) and exposure.get('exposed') is True and isinstance(exposure.get('warning'), str):
+        return exposure['warning'][:400]
+    return None
+
+
 def row(host, record=None, groups=None, state=None, error=None):
     """One report row.
 
@@ -114,6 +121,7 @@ def row(host, record=None, groups=None, state=None, error=None):
         'reason': ' '.join(reasons),
         'handoff': _handoff_text(record),
         'finished': record.get('finished'),
+        'exposure_warning': _exposure_warning(record),
     }
     for concurrency in CONCURRENCIES:
         before, after = _run_at(baseline, concurrency), _run_at(candidate, concurrency)
@@ -144,6 +152,7 @@ def counts(rows):
         result[item['status']] = result.get(item['status'], 0) + 1
     return {
         'total': len(rows),
+        'exposed': [item['host'] for item in rows if item.get('exposure_warning')],
         'by_status': result,
         'attention': [item['host'] for item in rows if item['status'] in ATTENTION],
         'hosts_by_status': dict((status, [item['host'] for item in rows if item['status'] == status])
@@ -187,6 +196,8 @@ def table(rows):
                                                         for item in earlier))
     lines.append('%d hosts: %s' % (summary['total'], ', '.join(
         '%s %d' % (status, number) for status, number in summary['by_status'].items() if number)))
+    if summary['exposed']:
+        lines.append('Exposed (vLLM listens beyond the host without an API key): %s' % ', '.join(summary['exposed']))
     if summary['attention']:
         lines.append('Needs attention: %s' % ', '.join(
             '%s (%s)' % (item['host'], item['status']) for item in rows if item['status'] in ATTENTION))
@@ -222,6 +233,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 .status-enabled { color: var(--ok); }
 .status-reverted, .status-refused, .status-skipped, .status-disabled, .status-not_attempted, .status-no_record { color: var(--warn); }
 .status-failed, .status-unreachable { color: var(--bad); }
+.exposed { color: var(--bad); }
 span.earlier { font-weight: 400; text-transform: none; color: var(--muted); font-size: .7rem; }
 ul.counts { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: 1rem; }
 svg text { fill: var(--fg); font-size: 11px; }
@@ -304,6 +316,10 @@ def report_html(rows, title='Speculative decoding: fleet report', generated=None
     if summary['attention']:
         body.append('<p id="attention"><strong>Needs attention:</strong> %s</p>' % _e(', '.join(
             '%s (%s)' % (item['host'], item['status']) for item in rows if item['status'] in ATTENTION)))
+    if summary['exposed']:
+        body.append('<p id="exposed" class="exposed"><strong>Exposed:</strong> vLLM listens beyond the host without an '
+                    'API key on %s. Set an API key (vllm_api_key), or serve the host only (vllm_host: 127.0.0.1).</p>'
+                    % _e(', '.join(summary['exposed'])))
     body.append('<figure>%s<figcaption>Output throughput (tok/s) before and after, at concurrency 1 and 8.'
                 '</figcaption></figure>' % chart_svg(rows))
     headers = ('Host', 'Status', 'Family', 'Variant', 'JetPack', 'vLLM', 'Method', 'K', 'GPU util before',
@@ -329,7 +345,9 @@ def report_html(rows, title='Speculative decoding: fleet report', generated=None
                         _cell(item['c1']['tpot_p50_before'], '%.2f'), _cell(item['c1']['tpot_p50_after'], '%.2f'),
                         _cell(item['c8']['throughput_before']), _cell(item['c8']['throughput_after']),
                         _cell(item['c8']['tpot_p50_before'], '%.2f'), _cell(item['c8']['tpot_p50_after'], '%.2f'),
-                        _cell(item['acceptance_rate'], '%.2f'), _e(item['verdict'] or '-'), _e(item['reason']),
+                        _cell(item['acceptance_rate'], '%.2f'), _e(item['verdict'] or '-'),
+                        ('<strong class="exposed">Exposed: %s</strong> ' % _e(item['exposure_warning'])
+                         if item.get('exposure_warning') else '') + _e(item['reason']),
                         _e(item['handoff'])))
     body.append('</tbody></table></div></body></html>\n')
     return head + ''.join(body)

@@ -288,6 +288,18 @@ fingerprint:
   description: sha256 of the normalised baseline, workload and decision inputs.
   returned: always
   type: str
+exposure:
+  description:
+    - Who can use the model the service serves, from vLLM's arguments (the running process, else the configured
+      service); null when there is no service. When vLLM listens beyond the host (C(--host 0.0.0.0), a LAN address,
+      no C(--host) at all) without an API key, RV(exposure.exposed) is true and the module warns.
+  type: dict
+  returned: always
+  contains:
+    listen_host: {description: "C(--host), or null when omitted (vLLM then listens on every address).", type: str, returned: always}
+    api_key: {description: "An API key is set (C(--api-key) or C(VLLM_API_KEY)).", type: bool, returned: always}
+    exposed: {description: "Listens beyond the host without an API key.", type: bool, returned: always}
+    warning: {description: "The warning the module gave, or null.", type: str, returned: always}
 baseline_fingerprint:
   description: sha256 of the normalised baseline and workload (whether a stored baseline benchmark can be reused).
   returned: always
@@ -312,6 +324,7 @@ import hashlib
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._endpoint import exposure_warning
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._lifecycle import decide, fingerprint
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._record import MAX_RECORD_BYTES, parse
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import ServiceInfoError, gather
@@ -322,6 +335,15 @@ from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_sy
 
 LIVE_ROOT = '/'
 
+
+
+def service_exposure(serve):
+    """Who can use the model: {listen_host, api_key, exposed, warning} from vLLM's parsed arguments (running, else
+    configured). No --host is vLLM's default, every address."""
+    listen = serve.get('host')
+    api_key = bool(serve.get('api_key_set'))
+    warning = exposure_warning(listen if listen else '0.0.0.0', api_key, serve.get('port'))
+    return {'listen_host': listen, 'api_key': api_key, 'exposed': warning is not None, 'warning': warning}
 
 
 #: Baseline parts left out of the fingerprint while unknown (null).
@@ -470,6 +492,9 @@ def main():
         'service_sha256': service_sha256,
     }
     answer = decide(observed)
+    exposure = service_exposure(run_serve if running else configured) if service.get('exists') else None
+    if exposure and exposure['warning']:
+        module.warn(exposure['warning'])
     module.exit_json(
         changed=False,
         action=answer['action'], rule=answer['rule'], remove_speculation=answer['remove_speculation'],
@@ -487,7 +512,7 @@ def main():
         guard_armed=observed['guard_armed'],
         baseline_gpu_memory_utilization=baseline_gmu,
         fingerprint=full_fingerprint, baseline_fingerprint=baseline_fingerprint, fingerprint_parts=fingerprint_parts,
-        inputs=inputs, workload=workload,
+        inputs=inputs, workload=workload, exposure=exposure,
     )
 
 

@@ -130,6 +130,8 @@ def test_enable_speculation_through_ansible_runner_refuses_the_orin_nano(nano_ho
     assert host.path(UNIT).read_bytes() == unit_before
     fact = json.loads(host.path(FACT).read_text())
     assert fact["status"] == "refused" and fact["jetson"]["product_line"] == "orin-nano"
+    # who can use the model, read from the service (here: loopback only, so nobody else and no warning)
+    assert fact["exposure"] == {"listen_host": "127.0.0.1", "api_key": False, "exposed": False, "warning": None}
     active = host.nsenter(["systemctl", "is-active", "vllm.service"], check=False).stdout.strip()
     assert active != "active"
 

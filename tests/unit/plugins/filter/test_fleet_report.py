@@ -211,3 +211,25 @@ def test_hosts_gone_from_the_inventory_and_foreign_rows_are_not_carried():
 def test_inventory_hosts_must_be_a_list():
     with pytest.raises(AnsibleFilterError, match="inventory_hosts= takes a list of host names"):
         flt.fleet_report(fixture_rows(), inventory_hosts="thor-devkit")
+
+
+def test_a_host_that_serves_anyone_is_named_in_the_summary_the_html_and_the_counts():
+    hosts = json.loads(FIXTURE.read_text())
+    warning = ("vLLM listens on every address of this host (port 8000) without an API key: anyone who can reach this "
+               "host can use the model. Set an API key (vllm_api_key), or serve this host only (vllm_host: 127.0.0.1).")
+    hosts["thor-devkit"]["record"]["exposure"] = {"listen_host": "0.0.0.0", "api_key": False, "exposed": True,
+                                                  "warning": warning}
+    hosts["agx-orin-64"]["record"]["exposure"] = {"listen_host": "127.0.0.1", "api_key": False, "exposed": False,
+                                                  "warning": None}
+    # A record that only says "exposed" without the module's words, or a hostile type, shows nothing.
+    hosts["orin-nano-super"]["record"]["exposure"] = {"exposed": "yes", "warning": 12}
+    report = fr.report(fr.rows_from_hosts(list(hosts), hosts))
+    assert report["counts"]["exposed"] == ["thor-devkit"]
+    assert "Exposed (vLLM listens beyond the host without an API key): thor-devkit" in report["table"]
+    assert '<p id="exposed" class="exposed"><strong>Exposed:</strong>' in report["html"]
+    assert '<strong class="exposed">Exposed: vLLM listens on every address' in report["html"]
+    rows = {row["host"]: row for row in report["rows"]}
+    assert rows["agx-orin-64"]["exposure_warning"] is None and rows["orin-nano-super"]["exposure_warning"] is None
+    quiet = fr.report(fixture_rows())
+    assert quiet["counts"]["exposed"] == [] and 'id="exposed"' not in quiet["html"]
+    assert not any(line.startswith("Exposed") for line in quiet["table"])
