@@ -12,7 +12,8 @@ requests (the budget; the verdict then rests on point estimates for the open cri
 
 Stricter than the verdict in one point: an undetermined throughput change at concurrency 8 (regression_c8) keeps
 concurrency 8 measuring while it could turn the verdict into a reject; the verdict itself counts it as no
-regression (regression_rule=interval). A criterion without an interval (fewer than 5 requests) never stops it.
+regression (regression_rule=interval; under the default non_inferiority an open regression at concurrency 8 keeps it
+measuring, as it can change the decision). A criterion without an interval (fewer than 5 requests) never stops it.
 Measuring also stops when the keep-or-revert decision is settled although the verdict's name is not: with
 keep_marginal false, a candidate that can only end marginal or reject is reverted either way. With a
 ``phase_shift`` (the host's shift between two phases, see _bootstrap) it stops as soon as every open
@@ -33,9 +34,10 @@ from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks impor
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _verdict as V
 
 #: The verdict options a sequential benchmark passes on (the thresholds of the decision it stops on).
-VERDICT_KEYS = ('min_throughput_gain', 'min_tpot_reduction', 'disable_below_gain', 'c8_tolerance', 'regression_rule',
+VERDICT_KEYS = ('min_throughput_gain', 'min_tpot_reduction', 'disable_below_gain', 'c8_tolerance', 'c8_margin',
+                'regression_rule',
                 'bootstrap_resamples', 'keep_marginal', 'phase_shift')
-DEFAULTS = {'max_prompts': 48, 'regression_rule': 'interval', 'keep_marginal': False, 'phase_shift': None}
+DEFAULTS = {'max_prompts': 48, 'regression_rule': 'non_inferiority', 'keep_marginal': False, 'phase_shift': None}
 DEFAULTS.update((key, V.VERDICT_DEFAULTS[key]) for key in VERDICT_KEYS if key in V.VERDICT_DEFAULTS)
 KEYS = ('baseline', 'round_prompts', 'max_prompts') + VERDICT_KEYS
 #: Which concurrency level measures which criterion.
@@ -86,6 +88,7 @@ def check_sequential(value, p):
         opts['min_tpot_reduction'] = check_float('sequential.min_tpot_reduction', opts['min_tpot_reduction'],
                                                  minimum=0.0, maximum=1.0)
         opts['c8_tolerance'] = check_float('sequential.c8_tolerance', opts['c8_tolerance'], minimum=0.0, maximum=1.0)
+        opts['c8_margin'] = check_float('sequential.c8_margin', opts['c8_margin'], minimum=0.0, maximum=1.0)
         if opts['disable_below_gain'] > opts['min_throughput_gain']:
             _fail('sequential.disable_below_gain (%s) must not exceed sequential.min_throughput_gain (%s).'
                   % (opts['disable_below_gain'], opts['min_throughput_gain']))
@@ -452,7 +455,11 @@ def _report(p, seq, state, history, stopped, open_names, base, benchmark, failur
         how = []
         if deciding:
             how.append('rests on the point estimates for %s, and its reasons say so' % ', '.join(deciding))
-        if 'regression_c8' in open_names:
+        if 'regression_c8' in open_names and seq['regression_rule'] == 'non_inferiority':
+            how.append('does not keep the change: at concurrency 8 its interval does not rule out a loss larger than '
+                       'c8_margin (%s), and not ruling a loss out is not a pass (regression_rule=non_inferiority)'
+                       % V.pct(seq['c8_margin']))
+        elif 'regression_c8' in open_names:
             how.append('counts no regression at concurrency 8, as its interval does not show one (regression_rule=%s)'
                        % seq['regression_rule'])
         report['reason'] = ('Stopped after round %d: the budget of %d measured requests per level is spent and %s %s still '

@@ -38,13 +38,19 @@ VERDICT_DEFAULTS = {
     'min_tpot_reduction': 0.20,
     'disable_below_gain': 0.10,
     'c8_tolerance': 0.0,
+    'c8_margin': 0.05,
     'high_acceptance_rate': 0.6,
     'low_acceptance_rate': 0.4,
     'bootstrap_resamples': DEFAULT_RESAMPLES,
 }
-#: regression_rule: "interval" counts a concurrency-8 regression when the 95 % interval of the change lies
-#: entirely below -c8_tolerance; "point" when the measured change does (the literal reading).
-REGRESSION_RULES = ('interval', 'point')
+#: regression_rule at concurrency 8 (the burden of proof):
+#: "non_inferiority" (default): a measured loss beyond c8_tolerance reverts, and a change is kept only when the 95 %
+#:   interval rules out a loss larger than c8_margin; an interval that does not is an open regression, never a pass
+#:   (decided as a regression on the point estimates, or left undetermined), so a wider interval (noise, a declared
+#:   phase shift) can only make the verdict more careful;
+#: "interval" (opt-in): a regression counts only when the interval lies entirely below -c8_tolerance;
+#: "point": when the measured change does (the literal reading).
+REGRESSION_RULES = ('non_inferiority', 'interval', 'point')
 #: decide_undetermined: what to answer when the intervals do not settle the verdict.
 DECIDE_UNDETERMINED = ('point_estimate', 'undetermined')
 #: The criteria, each met / not_met / undetermined. Accept needs the first two met; reject follows from
@@ -301,24 +307,30 @@ def classify(name, point, interval, threshold):
     return _at_least(point, interval, threshold), _at_least(point, None, threshold)
 
 
-def decide(criteria, decide_undetermined='point_estimate'):
+def decide(criteria, decide_undetermined='point_estimate', regression_rule='non_inferiority'):
     """The verdict from classified criteria ({name: {'status', 'point_status'}}, as verdict() builds them).
 
-    An undetermined regression_c8 counts as none (regression_rule=interval). Returns (verdict, final statuses,
-    the criteria left undetermined (empty when the intervals settle the verdict), the point estimates' verdict).
+    regression_rule=interval: an undetermined regression_c8 counts as none. non_inferiority: it is open (the interval
+    does not rule out a loss beyond c8_margin), and decide_undetermined=point_estimate settles it as a regression, not
+    on its point estimate: not ruling a loss out is not a pass. Returns (verdict, final statuses, the criteria left
+    undetermined (empty when the intervals settle the verdict), the point estimates' verdict).
     """
     statuses = dict((name, entry['status']) for name, entry in criteria.items())
+    deciding = DECIDING
     if statuses.get('regression_c8') == 'undetermined':
-        statuses['regression_c8'] = 'not_met'  # a regression counts when the interval shows it
+        if regression_rule == 'non_inferiority':
+            deciding = CRITERIA
+        else:
+            statuses['regression_c8'] = 'not_met'  # a regression counts when the interval shows it
     point_verdict = _rule(dict((name, entry['point_status']) for name, entry in criteria.items()))
-    settled, open_names = _settle(statuses)
+    settled, open_names = _settle(statuses, deciding)
     final = dict(statuses)
     if settled is not None:
         return settled, final, [], point_verdict
     if decide_undetermined == 'point_estimate':
-        for name in DECIDING:
+        for name in deciding:
             if final.get(name) == 'undetermined':
-                final[name] = criteria[name]['point_status']
+                final[name] = 'met' if name == 'regression_c8' else criteria[name]['point_status']
         return _rule(final), final, open_names, point_verdict
     return 'undetermined', final, open_names, point_verdict
 
@@ -494,8 +506,9 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
             c8_tolerance=VERDICT_DEFAULTS['c8_tolerance'], keep_marginal=False,
             high_acceptance_rate=VERDICT_DEFAULTS['high_acceptance_rate'],
             low_acceptance_rate=VERDICT_DEFAULTS['low_acceptance_rate'],
-            bootstrap_resamples=VERDICT_DEFAULTS['bootstrap_resamples'], regression_rule='interval',
-            decide_undetermined='point_estimate', num_speculative_tokens=None, phase_shift=None):
+            bootstrap_resamples=VERDICT_DEFAULTS['bootstrap_resamples'], regression_rule='non_inferiority',
+            decide_undetermined='point_estimate', num_speculative_tokens=None, phase_shift=None,
+            c8_margin=VERDICT_DEFAULTS['c8_margin']):
     """Compare a speculative candidate benchmark with its baseline. See the module documentation.
 
     Returns a dict: verdict, keep, reasons, warnings, deltas, measurements, recommendation, criteria,
@@ -508,6 +521,7 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
         'high_acceptance_rate': high_acceptance_rate, 'low_acceptance_rate': low_acceptance_rate,
     })
     check_bool('keep_marginal', keep_marginal)
+    opts['c8_margin'] = check_float('c8_margin', c8_margin, minimum=0.0, maximum=1.0)
     opts.update(_check_new_options({'bootstrap_resamples': bootstrap_resamples, 'regression_rule': regression_rule,
                                     'decide_undetermined': decide_undetermined,
                                     'num_speculative_tokens': num_speculative_tokens,
@@ -602,12 +616,25 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
         status, point_status = classify('regression_c8', change8, change8_iv, limit)
         if opts['regression_rule'] == 'point' or change8_iv is None:
             criteria['regression_c8'] = _criterion(change8, change8_iv, limit, point_status, point_status, 'point_estimate')
+        elif opts['regression_rule'] == 'non_inferiority':
+            # A measured loss beyond the tolerance is a regression; no regression only when the interval's lower
+            # bound rules out a loss larger than the margin (never a smaller margin than the tolerance); else open.
+            margin = -max(opts['c8_margin'], opts['c8_tolerance'])
+            if point_status == 'met':
+                status = 'met'
+            elif change8_iv[0] >= margin - EPSILON:
+                status = 'not_met'
+            else:
+                status = 'undetermined'
+            criteria['regression_c8'] = _criterion(change8, change8_iv, margin, status, point_status, 'interval',
+                                                   status == 'undetermined'
+                                                   and shift_bound(c8 / b8, 1.0 + margin, shifts[HIGH_CONCURRENCY]))
         else:
             criteria['regression_c8'] = _criterion(change8, change8_iv, limit, status, point_status, 'interval',
                                                    shift_bound(c8 / b8, 1.0 + limit, shifts[HIGH_CONCURRENCY]))
 
     # --- the decision ---------------------------------------------------------------------------
-    result, final, open_names, point_verdict = decide(criteria, opts['decide_undetermined'])
+    result, final, open_names, point_verdict = decide(criteria, opts['decide_undetermined'], opts['regression_rule'])
     determined = not open_names
     all_intervals = all(entry['basis'] == 'interval' for entry in criteria.values())
     on_intervals = (determined or result == 'undetermined') and all_intervals
@@ -631,7 +658,17 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
                           pct(opts['c8_tolerance'])))
     reasons.extend(notes)
     regression = criteria.get('regression_c8')
-    if regression and regression['status'] == 'undetermined' and regression['point_status'] == 'met':
+    if regression and opts['regression_rule'] == 'non_inferiority' and regression['basis'] == 'interval':
+        if regression['status'] == 'undetermined':
+            reasons.append('At concurrency 8 the 95 %% interval of the change (%s to %s) does not rule out a loss larger '
+                           'than %s (c8_margin): not shown to be no regression, so not kept (regression_rule='
+                           'non_inferiority; more measured requests at concurrency 8 narrow the interval).'
+                           % (_signed(change8_iv[0]), _signed(change8_iv[1]), pct(-regression['threshold'])))
+        elif regression['status'] == 'not_met':
+            reasons.append('At concurrency 8 the 95 %% interval rules out a loss larger than %s (c8_margin).'
+                           % pct(-regression['threshold']))
+    if regression and opts['regression_rule'] == 'interval' and regression['status'] == 'undetermined' \
+            and regression['point_status'] == 'met':
         reasons.append('At concurrency 8 the measured change (%s) is a loss beyond the tolerance, but its 95 %% interval '
                        '(%s to %s) does not show one: within the noise, not counted as a regression '
                        '(regression_rule=interval; regression_rule=point would count it).'
@@ -660,9 +697,19 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
                        'again; speculation is not kept meanwhile (on the point estimates alone the verdict would be %s).'
                        % point_verdict)
     if result == 'reject' and final.get('regression_c8') == 'met':
-        reasons.append('Throughput regresses at concurrency 8 beyond the tolerance (%s%s): remove --speculative-config.'
-                       % (_signed(change8), ', %s, entirely below -%s' % (_interval_text(change8_iv), pct(opts['c8_tolerance']))
-                          if regression['basis'] == 'interval' else ', point estimate'))
+        if regression['point_status'] == 'met' or regression['basis'] != 'interval' \
+                or opts['regression_rule'] != 'non_inferiority':
+            reasons.append('Throughput regresses at concurrency 8 beyond the tolerance (%s%s): remove '
+                           '--speculative-config.'
+                           % (_signed(change8), ', %s, entirely below -%s' % (_interval_text(change8_iv),
+                                                                               pct(opts['c8_tolerance']))
+                              if change8_iv is not None and regression['basis'] == 'interval'
+                              and change8_iv[1] < -opts['c8_tolerance'] else ', point estimate'))
+        else:
+            reasons.append('Reverted: at concurrency 8 a loss larger than %s is not ruled out (%s), and '
+                           'decide_undetermined=point_estimate settles an open regression as a regression: remove '
+                           '--speculative-config, or measure more requests at concurrency 8.'
+                           % (pct(-regression['threshold']), _interval_text(change8_iv)))
     if result == 'reject' and final['minimum_gain_c1'] == 'not_met':
         reasons.append('The throughput gain at concurrency 1 is below %s (%s): a bad draft path is worse than no '
                        'speculation; remove --speculative-config.'

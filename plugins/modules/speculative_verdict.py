@@ -36,7 +36,7 @@ description:
     C(regression_c8) (a throughput loss at concurrency 8 beyond O(c8_tolerance); V(met) rejects). Accept needs the
     first two V(met); reject follows from C(minimum_gain_c1) V(not_met) or C(regression_c8) V(met); marginal
     otherwise."
-  - "Regression at concurrency 8: with O(regression_rule=interval) (default) it counts when the interval of the change
+  - "Regression at concurrency 8: with O(regression_rule=interval) (opt-in) it counts when the interval of the change
     lies entirely below -O(c8_tolerance), so a dip within the noise does not reject (the reasons say when the point
     estimate alone would have). O(regression_rule=point) is the literal reading: any measured loss beyond the
     tolerance rejects."
@@ -136,13 +136,27 @@ options:
     default: 2000
   regression_rule:
     description:
-      - V(interval) counts a throughput regression at concurrency 8 only when the 95 % interval of the change lies
-        entirely below -O(c8_tolerance) (a loss the noise cannot explain).
+      - The burden of proof at concurrency 8.
+      - V(non_inferiority) (default) reverts a measured loss beyond O(c8_tolerance), and counts no regression only
+        when the 95 % interval of the change rules out a loss larger than O(c8_margin). An interval that does not is
+        an open regression, never a pass - O(decide_undetermined=point_estimate) settles it as a regression (reject),
+        V(undetermined) leaves the verdict undetermined - so widening the interval (noise, O(phase_shift)) can only
+        make the verdict more careful.
+      - V(interval) (opt-in, the opposite burden) counts a regression only when the interval lies entirely below
+        -O(c8_tolerance), a loss the noise cannot explain; an unproven loss is kept.
       - V(point) counts any measured loss beyond O(c8_tolerance), as before samples existed.
-      - Without samples the point estimate decides either way.
+      - Without an interval (no samples, fewer than two waves at concurrency 8) the point estimate decides.
     type: str
-    choices: [interval, point]
-    default: interval
+    choices: [non_inferiority, interval, point]
+    default: non_inferiority
+  c8_margin:
+    description:
+      - The non-inferiority margin of O(regression_rule=non_inferiority), 0.0 to 1.0 - the largest loss at concurrency
+        8 the 95 % interval must rule out before a change is kept (never less than O(c8_tolerance)).
+      - On a host with a large O(phase_shift) the interval cannot rule out a small loss; a larger margin then lets a
+        change be kept, while a measured loss beyond O(c8_tolerance) still reverts.
+    type: float
+    default: 0.05
   decide_undetermined:
     description:
       - What to answer when the intervals leave the verdict open.
@@ -460,7 +474,8 @@ def main():
         high_acceptance_rate=dict(type='float', default=VERDICT_DEFAULTS['high_acceptance_rate']),
         low_acceptance_rate=dict(type='float', default=VERDICT_DEFAULTS['low_acceptance_rate']),
         bootstrap_resamples=dict(type='int', default=VERDICT_DEFAULTS['bootstrap_resamples']),
-        regression_rule=dict(type='str', default='interval', choices=list(REGRESSION_RULES)),
+        regression_rule=dict(type='str', default='non_inferiority', choices=list(REGRESSION_RULES)),
+        c8_margin=dict(type='float', default=VERDICT_DEFAULTS['c8_margin']),
         decide_undetermined=dict(type='str', default='point_estimate', choices=list(DECIDE_UNDETERMINED)),
         num_speculative_tokens=dict(type='int', no_log=False),
         phase_shift=dict(type='dict', options=dict(c1=dict(type='float', default=0.0),

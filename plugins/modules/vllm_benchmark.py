@@ -194,8 +194,12 @@ options:
       regression_rule:
         description: As in M(jetson_llm.vllm.speculative_verdict).
         type: str
-        choices: [interval, point]
-        default: interval
+        choices: [non_inferiority, interval, point]
+        default: non_inferiority
+      c8_margin:
+        description: As in M(jetson_llm.vllm.speculative_verdict).
+        type: float
+        default: 0.05
       bootstrap_resamples:
         description: As in M(jetson_llm.vllm.speculative_verdict).
         type: int
@@ -818,7 +822,8 @@ def argument_spec():
             min_tpot_reduction=dict(type='float', default=SEQUENTIAL_DEFAULTS['min_tpot_reduction']),
             disable_below_gain=dict(type='float', default=SEQUENTIAL_DEFAULTS['disable_below_gain']),
             c8_tolerance=dict(type='float', default=SEQUENTIAL_DEFAULTS['c8_tolerance']),
-            regression_rule=dict(type='str', default='interval', choices=list(REGRESSION_RULES)),
+            regression_rule=dict(type='str', default='non_inferiority', choices=list(REGRESSION_RULES)),
+            c8_margin=dict(type='float', default=SEQUENTIAL_DEFAULTS['c8_margin']),
             keep_marginal=dict(type='bool', default=False),
             bootstrap_resamples=dict(type='int', default=SEQUENTIAL_DEFAULTS['bootstrap_resamples']),
             phase_shift=dict(type='dict', options=dict(c1=dict(type='float', default=0.0),

@@ -184,19 +184,25 @@ def test_budget_stops_with_a_point_estimate_decision_and_says_so():
 
 
 def test_an_undetermined_regression_at_concurrency_8_keeps_only_concurrency_8_measuring():
-    # c=1: a clear accept. c=8: -1 % with noise; the verdict alone would accept at once (a regression counts only
-    # when its interval shows it), the sequential stop measures c=8 on until the budget.
-    seq = sequential(baseline({1: (27.0, 0.03), 8: (40.0, 0.10)}), max_prompts=32)
+    # c=1: a clear accept. c=8: -1 % with noise, within a 3 % tolerance. The interval does not rule out a loss larger
+    # than c8_margin (5 %), so only concurrency 8 is measured on, until the budget: still open, not kept (the
+    # default non_inferiority rule: not ruling a loss out is not a pass).
+    seq = sequential(baseline({1: (27.0, 0.03), 8: (40.0, 0.10)}), max_prompts=32, c8_tolerance=0.03)
     runner = FakeRunner({1: (9.0, 0.03), 8: (40.4, 0.10)})
     _bench, report, _failure = Q.run_rounds(dict(P), seq, runner)
     assert runner.measured == [(1, 8), (8, 16), (8, 16)]
-    assert report['history'][0]['open'] == ['regression_c8'] and report['history'][0]['verdict'] == 'accept'
-    assert report['stopped'] in ('budget', 'determined')
-    if report['stopped'] == 'budget':
-        assert report['undetermined'] == ['regression_c8'] and report['verdict'] == 'accept'
-        assert ('the verdict (accept) counts no regression at concurrency 8, as its interval does not show one'
-                in report['reason'])
-        assert 'point estimates' not in report['reason']
+    assert report['history'][0]['open'] == ['regression_c8'] and report['history'][0]['verdict'] == 'undetermined'
+    assert report['stopped'] == 'budget' and report['undetermined'] == ['regression_c8']
+    assert report['verdict'] == 'reject' and report['keep'] is False
+    assert 'does not keep the change: at concurrency 8 its interval does not rule out a loss larger than ' \
+           'c8_margin (5.0 %)' in report['reason'], report['reason']
+    # The opposite burden of proof (opt-in): the same measurements are kept, and the reason says why.
+    seq = sequential(baseline({1: (27.0, 0.03), 8: (40.0, 0.10)}), max_prompts=32, c8_tolerance=0.03,
+                     regression_rule='interval')
+    _bench, report, _failure = Q.run_rounds(dict(P), seq, FakeRunner({1: (9.0, 0.03), 8: (40.4, 0.10)}))
+    assert report['verdict'] == 'accept' and report['keep'] is True
+    assert ('the verdict (accept) counts no regression at concurrency 8, as its interval does not show one'
+            in report['reason'])
 
 
 # The reject pair as a fresh CI machine measured it (1 Dec 2026): about +15 % at concurrency 1 (inside the marginal
@@ -212,7 +218,8 @@ def test_marginal_or_reject_stops_as_soon_as_the_decision_is_settled():
     assert failure is None
     assert runner.measured == [(1, 8), (8, 16)]  # no more rounds for the verdict's name alone
     assert report['stopped'] == 'determined' and report['rounds'] == 1 and report['determined'] is True
-    assert report['verdict'] == 'marginal' and report['keep'] is False
+    # (non_inferiority settles the open regression as one: reject rather than marginal, reverted either way)
+    assert report['verdict'] == 'reject' and report['keep'] is False
     assert report['undetermined'] == [] and report['name_undetermined'] == ['regression_c8']
     assert report['history'][0]['settled'] is None and report['history'][0]['open'] == ['regression_c8']
     assert report['history'][0]['decision'] == 'revert' and report['history'][0]['possible'] == ['marginal', 'reject']
@@ -220,7 +227,9 @@ def test_marginal_or_reject_stops_as_soon_as_the_decision_is_settled():
         'Stopped after round 1: the 95 % intervals settle the decision (revert: the verdict is marginal or reject, and '
         'regression_c8 is still undetermined, which can only choose between them); 80 requests in all')
     final = V.verdict(seq['baseline'], bench)
-    assert final['verdict'] == 'marginal' and final['keep'] is False and final['determined'] is True
+    assert final['verdict'] == 'reject' and final['keep'] is False and final['determined'] is False
+    assert final['undetermined'] == ['regression_c8']
+    assert V.verdict(seq['baseline'], bench, regression_rule='interval')['verdict'] == 'marginal'
 
 
 def test_with_keep_marginal_the_same_candidate_measures_on_until_the_decision_is_settled():
@@ -310,7 +319,7 @@ def test_a_phase_shift_stops_the_rounds_when_only_a_new_pair_of_phases_could_set
     ({'c8_tolerance': -0.1}, 'sequential.c8_tolerance must be >= 0.0, got -0.1.'),
     ({'disable_below_gain': 1e308}, 'sequential.disable_below_gain must be <= 10.0, got 1e+308.'),
     ({'min_throughput_gain': 0.05}, 'sequential.disable_below_gain (0.1) must not exceed sequential.min_throughput_gain'),
-    ({'regression_rule': 'sometimes'}, "sequential.regression_rule must be one of interval, point, got 'sometimes'"),
+    ({'regression_rule': 'sometimes'}, "sequential.regression_rule must be one of non_inferiority, interval, point, got 'sometimes'"),
     ({'bootstrap_resamples': 10}, 'sequential.bootstrap_resamples must be an integer from 200 to 20000, got 10.'),
     ({'round_prompts': {8: 12}}, 'sequential.round_prompts at concurrency 8 must be a multiple of 8 from 16 to '
                                  'max_prompts (48)'),
