@@ -699,12 +699,12 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
     if result == 'reject' and final.get('regression_c8') == 'met':
         if regression['point_status'] == 'met' or regression['basis'] != 'interval' \
                 or opts['regression_rule'] != 'non_inferiority':
+            shown = change8_iv is not None and regression['basis'] == 'interval' \
+                and change8_iv[1] < -opts['c8_tolerance']
+            where = (', %s, entirely below -%s' % (_interval_text(change8_iv), pct(opts['c8_tolerance'])) if shown
+                     else ', point estimate')
             reasons.append('Throughput regresses at concurrency 8 beyond the tolerance (%s%s): remove '
-                           '--speculative-config.'
-                           % (_signed(change8), ', %s, entirely below -%s' % (_interval_text(change8_iv),
-                                                                               pct(opts['c8_tolerance']))
-                              if change8_iv is not None and regression['basis'] == 'interval'
-                              and change8_iv[1] < -opts['c8_tolerance'] else ', point estimate'))
+                           '--speculative-config.' % (_signed(change8), where))
         else:
             reasons.append('Reverted: at concurrency 8 a loss larger than %s is not ruled out (%s), and '
                            'decide_undetermined=point_estimate settles an open regression as a regression: remove '

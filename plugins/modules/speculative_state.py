@@ -339,7 +339,6 @@ from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_sy
 LIVE_ROOT = '/'
 
 
-
 def service_exposure(serve):
     """Who can use the model: {listen_host, api_key, exposed, warning} from vLLM's parsed arguments (running, else
     configured). No --host is vLLM's default, every address."""
@@ -351,6 +350,7 @@ def service_exposure(serve):
 
 #: Baseline parts left out of the fingerprint while unknown (null).
 OPTIONAL_PARTS = ('clocks_locked',)
+
 
 def _given(options):
     return dict((key, value) for key, value in (options or {}).items() if value is not None)

@@ -571,9 +571,8 @@ def test_gather_schema_keys():
     facts = J.gather_facts(fixture('orin-agx-64gb'))
     assert sorted(facts) == sorted([
         'is_jetson', 'reason', 'generation', 'product_line', 'variant', 'variant_source', 'module_part', 'carrier_part',
-        'soc', 'super_mode', 'model', 'compatible', 'sku', 'sku_bucket', 'l4t', 'jetpack', 'cuda', 'memory', 'power', 'clocks',
-            'vllm_runtime',
-        'speculation', 'warnings'])
+        'soc', 'super_mode', 'model', 'compatible', 'sku', 'sku_bucket', 'l4t', 'jetpack', 'cuda', 'memory', 'power',
+        'clocks', 'vllm_runtime', 'speculation', 'warnings'])
     assert sorted(facts['l4t']) == ['major', 'minor', 'patch', 'source', 'version']
     assert sorted(facts['memory']) == ['available_mb', 'swap_free_mb', 'swap_total_mb', 'total_mb']
     assert sorted(facts['power']) == ['max_performance', 'mode_id', 'mode_name', 'source']

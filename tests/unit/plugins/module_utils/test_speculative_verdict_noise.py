@@ -600,8 +600,8 @@ def test_the_readme_calibration_no_longer_keeps_a_c8_loss():
 @pytest.mark.parametrize('keep_marginal', [False, True])
 @pytest.mark.parametrize('c8_margin', [0.0, 0.05, 0.5])
 @pytest.mark.parametrize('rule', ['non_inferiority', 'point'])
-def test_every_calibration_reverts_a_c8_loss_of_ten_percent_or_more(phase_shift, decide_undetermined, keep_marginal,
-                                                                     c8_margin, rule):
+def test_every_calibration_reverts_a_c8_loss_of_ten_percent_or_more(
+        phase_shift, decide_undetermined, keep_marginal, c8_margin, rule):
     for loss in (0.10, 0.125, 0.3):
         base, cand = pair(c1=STRONG_C1, c8=((30.0, 0.03), (30.0 / (1.0 - loss), 0.03)))
         result = decide(base, cand, phase_shift=phase_shift, decide_undetermined=decide_undetermined,

@@ -28,4 +28,3 @@ def test_service_exposure(serve, exposed, where):
         assert where in exposure['warning'] and 'vllm_api_key' in exposure['warning']
     else:
         assert exposure['warning'] is None
-
