@@ -314,6 +314,8 @@ BAD_VARIABLES = [
     ({"jetson_spec_phase_shift": {"c1": 0.08, "c8": 0.9}}, "jetson_spec_phase_shift"),
     ({"jetson_spec_phase_shift": {"c2": 0.08}}, "c2"),
     ({"jetson_spec_decide_undetermined": "coin_flip"}, "jetson_spec_decide_undetermined"),
+    ({"jetson_spec_c8_margin": "nan"}, "jetson_spec_c8_margin"),
+    ({"jetson_spec_c8_tolerance": 1.5}, "jetson_spec_c8_tolerance"),
 ]
 
 
