@@ -111,17 +111,17 @@ def test_sequential_reject_pair(vllm_baseline, vllm_spec_random):  # noqa: F811 
 def test_a_and_a_with_a_phase_shift_stops_when_only_new_phases_could_settle_it(vllm_baseline):  # noqa: F811
     """The same server twice (no change at all), on a host declared to shift by 30 % between phases.
 
-    Every threshold then lies within the shift of the measured ratios (the A/A change is about 0): ``stopped:
-    shift`` after one round - or two, when the first round's c=8 ratio happened to land more than the shift's own
-    interval away from the non-inferiority margin (seen once in CI: about +70 % at c=8 with 16 requests), so that
-    more c=8 requests could still settle that criterion - and with decide_undetermined=undetermined the verdict says
-    so and keeps nothing. keep_marginal makes the 10 % bar matter (marginal would be kept, reject not), so it stays
-    open too. A 30 % c=8 tolerance (and so margin): under non-inferiority a measured c=8 loss beyond the tolerance
-    reverts at once, whatever the shift, and the same server twice measures a small loss half of the time (seen in
-    CI with the default 0): that would stop the rounds on c=8's noise, not on the c=1 thresholds this test is about.
+    Every concurrency-1 threshold then lies within the shift of the measured ratios (the A/A change is about 0):
+    ``stopped: shift`` after one round, and with decide_undetermined=undetermined the verdict says so and keeps
+    nothing. keep_marginal makes the 10 % bar matter (marginal would be kept, reject not), so it stays open too.
+    Concurrency 8 is taken out of this question with a 90 % c8_tolerance (and so margin), settled in the first
+    round: under non-inferiority a measured c=8 loss beyond the tolerance reverts at once, whatever the shift, and
+    the same server measured twice with 16 requests at c=8 on a 2-core machine has shown losses beyond 0 % (local
+    CI) and beyond 30 % (the project's CI, a determined reject after round 1); the c=8 rule has its own tests
+    (tests/unit/plugins/module_utils/test_verdict.py, test_sequential.py).
     """
     shift = {"c1": 0.3, "c8": 0.3}
-    c8_tolerance = 0.3
+    c8_tolerance = 0.9
     baseline = run_module(BENCH, dict(WORKLOAD, endpoint=vllm_baseline.url, model=vllm_baseline.name,
                                       num_prompts=BASELINE_PROMPTS))
     assert not baseline.get("failed"), baseline.get("msg")
@@ -131,15 +131,11 @@ def test_a_and_a_with_a_phase_shift_stops_when_only_new_phases_could_settle_it(v
     _keep("aa-shift-candidate", candidate)
     assert not candidate.get("failed"), candidate.get("msg")
     seq = candidate["benchmark"]["sequential"]
-    assert seq["stopped"] == "shift" and seq["rounds"] in (1, 2) and seq["determined"] is False, seq["reason"]
-    # concurrency 1 is shift-bound at once: never measured again; concurrency 8 at most once more, and only for
-    # regression_c8 when it was not shift-bound yet
-    measured_c8 = 16 * seq["rounds"]
+    assert seq["stopped"] == "shift" and seq["rounds"] == 1 and seq["determined"] is False, seq["reason"]
+    # concurrency 1 is shift-bound at once and concurrency 8 settled: neither is measured again
     assert seq["requests"]["candidate"] == {"1": {"warmup": 2, "measured": 8},
-                                            "8": {"warmup": 2, "measured": measured_c8}}, seq["requests"]
-    if seq["rounds"] == 2:
-        first = seq["history"][0]
-        assert set(first["open"]) - set(first["shift_bound"]) == {"regression_c8"}, first
+                                            "8": {"warmup": 2, "measured": 16}}, seq["requests"]
+    assert "regression_c8" not in seq["history"][0]["open"], seq["history"][0]
     last = seq["history"][-1]
     assert last["open"] and sorted(last["shift_bound"]) == sorted(last["open"])
     assert "within the host's phase shift of the threshold (phase_shift 30.0 % at concurrency 1, 30.0 % at concurrency 8)" \
