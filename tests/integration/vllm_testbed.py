@@ -85,18 +85,24 @@ def _testbed() -> Testbed:
 
 
 # --- servers shared by the whole session ---------------------------------------------------------
+# --enforce-eager, as the role tests' hosts: without it every start compiles the model with torch.compile
+# (three servers launched together took 127 s to be healthy in CI, most of it compiling).
+EAGER = ["--enforce-eager"]
+
+
 def _specs(tb: Testbed):
     return {
-        "baseline": dict(model=str(tb.model("target")), name="target"),
-        "spec": dict(model=str(tb.model("target")), name="target-spec", api_key=SPEC_API_KEY,
+        "baseline": dict(model=str(tb.model("target")), name="target", extra_args=EAGER),
+        "spec": dict(model=str(tb.model("target")), name="target-spec", api_key=SPEC_API_KEY, extra_args=EAGER,
                      speculative_config={"method": "draft_model", "model": str(tb.model("draft-perfect")),
                                          "num_speculative_tokens": NUM_SPEC_TOKENS}),
         # An independent random draft: acceptance ~0, slower than no speculation on any CPU (a sure reject).
         "spec_random": dict(model=str(tb.model("target")), name="target-random", api_key=SPEC_API_KEY,
+                            extra_args=EAGER,
                             speculative_config={"method": "draft_model", "model": str(tb.model("draft-random")),
                                                 "num_speculative_tokens": NUM_SPEC_TOKENS}),
         # Rejected at start-up (~15 s): "Target and draft model should have the same vocabulary size".
-        "dead": dict(model=str(tb.model("target")), name="target-dead",
+        "dead": dict(model=str(tb.model("target")), name="target-dead", extra_args=EAGER,
                      speculative_config={"method": "draft_model", "model": str(tb.model("draft-badvocab")),
                                          "num_speculative_tokens": NUM_SPEC_TOKENS}),
     }
