@@ -19,9 +19,11 @@ role's defaults). The scenarios share four hosts and run in file order:
   orin-reject  (AGX Orin 64GB, R36, target) reject with draft-heavy (acceptance ~1.0, but 8 times the
                                           target's depth: too expensive on any CPU);
                                           refusals (Orin Nano identity, concurrency 8); a power-mode change
-  thor-faults  (Thor T5000, target)       draft-badvocab (rejected at start-up); out of memory at
-                                          start-up (simulated), then draft-random (rejected);
-                                          controller SIGKILLed mid-change (the guard restores)
+  thor-faults  (Thor T5000, target)       draft-badvocab (rejected at start-up); controller SIGKILLed
+                                          mid-change (the guard restores) and during the candidate
+                                          benchmark (the next run resumes); an operator's drop-in and a
+                                          reboot mid-change; last, out of memory at start-up (simulated),
+                                          then draft-random (rejected)
   thor-batch   (Thor T5000, SIMULATED speed) the one host whose vLLM is a simulator
                                           (tests/nspawn/jetson_batch_simulator.py): speculation that wins
                                           at c=1 and loses at c=8, and its batch-size-aware configuration
@@ -489,12 +491,8 @@ def test_re_runs_after_a_kept_change_refuse_disable_and_enable_again_with_record
     assert fact["status"] == "refused" and "in_sync" in out, fact["reasons"]
     assert recap(out, "thor-accept")["changed"] == 0, out[-3000:]
     assert fleet.main_pid("thor-accept") == pid
-    # A plain run enables again (verified, not taken from the old record).
-    _rc, out = fleet.play("thor-accept", extra=OPERATOR_VARS)
-    fact = assert_record_is_reality(fleet, "thor-accept")
-    assert "Benchmark the running service (candidate)" in out
-    assert fact["status"] in ("enabled", "reverted"), fact["reasons"]
-    assert healthy("thor-accept")
+    # A run with other inputs then verifies again, not taken from the old record: the next test's run (one
+    # verification for both).
 
 
 # A token budget per step that fits the baseline's batch of 8 (8 tokens) but not the speculative one
@@ -521,8 +519,12 @@ BATCH_AWARE_VARS = {**ACCEPT_VARS, "jetson_spec_benchmark": dict(WORKLOAD, outpu
                     "jetson_spec_regression_rule": "point", "jetson_spec_c8_tolerance": 0.05}
 
 
-def test_c8_regression_tries_batch_size_aware_speculation_measured_sequentially(fleet):
+def test_after_a_refusal_a_c8_regression_tries_batch_size_aware_speculation_measured_sequentially(fleet):
+    """Also the last step of the re-runs above: the host's record says ``refused`` (concurrency 8), and a run
+    with other inputs verifies again, with the record equal to what runs at the end."""
+    assert fleet.fact("thor-accept")["status"] == "refused"
     _rc, out = fleet.play("thor-accept", extra=BATCH_AWARE_VARS)
+    assert_record_is_reality(fleet, "thor-accept")
     lkg = fleet.read("thor-accept", UNIT)
     assert b"--max-num-batched-tokens" in lkg and b"speculative-config" not in lkg
     fact = fleet.fact("thor-accept")
@@ -734,74 +736,10 @@ def test_draft_with_another_vocabulary_is_classified_config_rejected_and_reverte
     assert healthy("thor-faults")
 
 
-SIMULATOR = "/usr/local/bin/jetson-memory-simulator"
-SIMULATOR_CONFIG = "/etc/jetson-memory-simulator.json"
-
-
-def test_startup_out_of_memory_lowers_then_tries_the_smaller_draft_a_random_one_that_is_reverted(fleet):
-    """The start-up retry path, end to end, with the Jetson memory SIMULATOR in front of the real vLLM;
-    the smaller draft that finally starts is a bad one (``draft-random``), so the real benchmark rejects it.
-
-    The CPU build cannot run out of GPU memory, so tests/nspawn/jetson_memory_simulator.py (named as a
-    simulator; the role tests' other one is the batch simulator of thor-batch) checks each start against a simulated 32 GiB unified memory and
-    prints vLLM's own error text when it would fail; otherwise it execs the real vLLM unchanged.
-    Sizes scale with the models' bytes on disk (target 1.5 GiB, draft-deep-1layer 5.7, draft-random
-    1.5): the large draft fails vLLM's free-memory check at 0.70 and its KV-cache check at 0.65; the
-    smaller draft starts at 0.65, is benchmarked like any candidate (acceptance ~0, slower) and the
-    host goes back to its previous unit byte for byte.
-    """
-    host = fleet.hosts["thor-faults"]
-    simulator = host.path(SIMULATOR)
-    simulator.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(TOP / "tests" / "nspawn" / "jetson_memory_simulator.py", simulator)
-    simulator.chmod(0o644)
-    target_bytes = (MODELS / "target" / "model.safetensors").stat().st_size
-    assert (MODELS / "draft-random" / "model.safetensors").stat().st_size == target_bytes
-    host.path(SIMULATOR_CONFIG).write_text(json.dumps({
-        "total_gib": 32, "other_used_gib": 3, "activation_gib": 1, "kv_cache_needed_gib": 14,
-        "gib_per_byte_on_disk": 1.5 / target_bytes}))
-    through_simulator = {"vllm_native_command": ["/usr/bin/python3", SIMULATOR, "--config", SIMULATOR_CONFIG, "--",
-                                                 str(TESTBED / "venv" / "bin" / "vllm"), "serve"]}
-    fact_file = "/etc/ansible/facts.d/oom.fact"
-    # The baseline (0.75, no draft) passes the simulated checks: the serve role restarts it behind the simulator.
-    fleet.play("thor-faults", extra={**through_simulator, "test_run_speculative": False})
-    assert healthy("thor-faults")
-    unit_before = fleet.read("thor-faults", UNIT)
-    assert SIMULATOR.encode() in unit_before
-
-    fleet.play("thor-faults", extra={
-        **through_simulator, "jetson_spec_fact_file": fact_file, "jetson_spec_benchmark": SHORT_WORKLOAD,
-        "jetson_spec_draft_model": str(MODELS / "draft-deep-1layer"),
-        "jetson_spec_smaller_draft_model": str(MODELS / "draft-random")})
-    fact = json.loads(fleet.read("thor-faults", fact_file))
-    attempts = fact["attempts"]
-    assert [a["failure"] for a in attempts] == ["oom", "kv_cache", None], attempts
-    assert [float(a["gpu_memory_utilization"]) for a in attempts] == [0.70, 0.65, 0.65], attempts
-    drafts = ("draft-deep-1layer", "draft-deep-1layer", "draft-random")
-    assert [a["speculative_config"]["model"] for a in attempts] == [str(MODELS / m) for m in drafts]
-    assert "on startup is less than desired GPU memory utilization" in attempts[0]["evidence"], attempts[0]
-    assert "larger than the available KV cache memory" in attempts[1]["evidence"], attempts[1]
-    assert attempts[2]["healthy"] is True
-    assert "failed to start: oom" in attempts[0]["summary"] and "healthy after" in attempts[2]["summary"]
-    assert "SIMULATED" in host.nsenter(["journalctl", "--no-pager", "-o", "cat", "-u", "vllm.service"]).stdout
-    # Attempt 3 was the real vLLM with a random draft, measured by the real benchmark: rejected and reverted.
-    assert fact["candidate"], "the third attempt was benchmarked"
-    assert fact["status"] == "reverted", fact["reasons"]
-    assert fact["verdict"] == "reject", fact["reasons"]
-    assert fact["deltas"]["acceptance_rate"] is None or fact["deltas"]["acceptance_rate"] < 0.3, fact["deltas"]
-    assert fleet.read("thor-faults", UNIT) == unit_before
-    assert "speculative-config" not in fleet.cmdline("thor-faults")
-    assert healthy("thor-faults")
-    # Leave the host as the next test expects it: its usual baseline, without the simulator.
-    fleet.play("thor-faults", extra={"test_run_speculative": False})
-    assert SIMULATOR.encode() not in fleet.read("thor-faults", UNIT)
-    assert healthy("thor-faults")
-
-
 def test_controller_killed_mid_change_the_guard_restores_the_previous_service(fleet):
     host = fleet.hosts["thor-faults"]
     unit_before = fleet.read("thor-faults", UNIT)
-    guard = 90  # short, so the test does not wait long; the start-up timeout stays the role's (420 s here)
+    guard = 60  # the shortest allowed, so the test does not wait long; the start-up timeout stays the role's (420 s here)
     cmd = [str(BIN / "ansible-playbook"), "-i", str(fleet.inventory), str(PLAYBOOK), "--limit", "thor-faults",
            "-e", json.dumps({"jetson_spec_draft_model": str(MODELS / "draft-perfect"), "jetson_spec_guard_timeout": guard,
                              "jetson_spec_force_verify": True, "jetson_spec_benchmark": SHORT_WORKLOAD})]
@@ -937,7 +875,68 @@ def test_an_operator_drop_in_is_the_baseline_and_a_reboot_mid_change_is_resumed_
         else:
             fleet.assert_no_overlay(name)
     finally:
+        # The operator's drop-in goes; the next scenario's serve run deploys a new unit and restarts the service.
         fleet.hosts[name].path(OPERATOR_DROP_IN).unlink()
         fleet.play(name, extra={**FAULTS_VARS, "jetson_spec_state": "disabled"})
-        restart_by_hand(fleet, name)
-    assert "--max-num-seqs" not in fleet.cmdline(name)
+
+
+# --- the start-up retry path (thor-faults' last scenario: its unit is left behind the memory simulator) ---
+SIMULATOR = "/usr/local/bin/jetson-memory-simulator"
+SIMULATOR_CONFIG = "/etc/jetson-memory-simulator.json"
+
+
+def test_startup_out_of_memory_lowers_then_tries_the_smaller_draft_a_random_one_that_is_reverted(fleet):
+    """The start-up retry path, end to end, with the Jetson memory SIMULATOR in front of the real vLLM;
+    the smaller draft that finally starts is a bad one (``draft-random``), so the real benchmark rejects it.
+
+    The CPU build cannot run out of GPU memory, so tests/nspawn/jetson_memory_simulator.py (named as a
+    simulator; the role tests' other one is the batch simulator of thor-batch) checks each start against a simulated 32 GiB unified memory and
+    prints vLLM's own error text when it would fail; otherwise it execs the real vLLM unchanged.
+    Sizes scale with the models' bytes on disk (target 1.5 GiB, draft-deep-1layer 5.7, draft-random
+    1.5): the large draft fails vLLM's free-memory check at 0.70 and its KV-cache check at 0.65; the
+    smaller draft starts at 0.65, is benchmarked like any candidate (acceptance ~0, slower) and the
+    host goes back to its previous unit byte for byte.
+    """
+    host = fleet.hosts["thor-faults"]
+    simulator = host.path(SIMULATOR)
+    simulator.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(TOP / "tests" / "nspawn" / "jetson_memory_simulator.py", simulator)
+    simulator.chmod(0o644)
+    target_bytes = (MODELS / "target" / "model.safetensors").stat().st_size
+    assert (MODELS / "draft-random" / "model.safetensors").stat().st_size == target_bytes
+    host.path(SIMULATOR_CONFIG).write_text(json.dumps({
+        "total_gib": 32, "other_used_gib": 3, "activation_gib": 1, "kv_cache_needed_gib": 14,
+        "gib_per_byte_on_disk": 1.5 / target_bytes}))
+    through_simulator = {"vllm_native_command": ["/usr/bin/python3", SIMULATOR, "--config", SIMULATOR_CONFIG, "--",
+                                                 str(TESTBED / "venv" / "bin" / "vllm"), "serve"]}
+    fact_file = "/etc/ansible/facts.d/oom.fact"
+    # The baseline (0.75, no draft) passes the simulated checks: the serve role restarts it behind the simulator.
+    fleet.play("thor-faults", extra={**through_simulator, "test_run_speculative": False})
+    assert healthy("thor-faults")
+    assert "--max-num-seqs" not in fleet.cmdline("thor-faults"), "the previous scenario's operator drop-in still runs"
+    unit_before = fleet.read("thor-faults", UNIT)
+    assert SIMULATOR.encode() in unit_before
+
+    fleet.play("thor-faults", extra={
+        **through_simulator, "jetson_spec_fact_file": fact_file, "jetson_spec_benchmark": SHORT_WORKLOAD,
+        "jetson_spec_draft_model": str(MODELS / "draft-deep-1layer"),
+        "jetson_spec_smaller_draft_model": str(MODELS / "draft-random")})
+    fact = json.loads(fleet.read("thor-faults", fact_file))
+    attempts = fact["attempts"]
+    assert [a["failure"] for a in attempts] == ["oom", "kv_cache", None], attempts
+    assert [float(a["gpu_memory_utilization"]) for a in attempts] == [0.70, 0.65, 0.65], attempts
+    drafts = ("draft-deep-1layer", "draft-deep-1layer", "draft-random")
+    assert [a["speculative_config"]["model"] for a in attempts] == [str(MODELS / m) for m in drafts]
+    assert "on startup is less than desired GPU memory utilization" in attempts[0]["evidence"], attempts[0]
+    assert "larger than the available KV cache memory" in attempts[1]["evidence"], attempts[1]
+    assert attempts[2]["healthy"] is True
+    assert "failed to start: oom" in attempts[0]["summary"] and "healthy after" in attempts[2]["summary"]
+    assert "SIMULATED" in host.nsenter(["journalctl", "--no-pager", "-o", "cat", "-u", "vllm.service"]).stdout
+    # Attempt 3 was the real vLLM with a random draft, measured by the real benchmark: rejected and reverted.
+    assert fact["candidate"], "the third attempt was benchmarked"
+    assert fact["status"] == "reverted", fact["reasons"]
+    assert fact["verdict"] == "reject", fact["reasons"]
+    assert fact["deltas"]["acceptance_rate"] is None or fact["deltas"]["acceptance_rate"] < 0.3, fact["deltas"]
+    assert fleet.read("thor-faults", UNIT) == unit_before
+    assert "speculative-config" not in fleet.cmdline("thor-faults")
+    assert healthy("thor-faults")

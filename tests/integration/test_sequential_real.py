@@ -14,7 +14,7 @@ draft, depends on the machine: +14 % at c=1 and -22 % at c=8 on an AVX2 machine,
 +2 % and accept with +45 % / +35 % in two runs on a machine with AVX-512 BF16 and AMX; it is measured
 repeatedly by the benchmark script instead.) The accept pair
 (``target-deep`` + its 1-layer draft) is measured sequentially by the role tests, on a real systemd
-host (test_roles.py::test_c8_regression_tries_batch_size_aware_speculation_measured_sequentially),
+host (test_roles.py::test_after_a_refusal_a_c8_regression_tries_batch_size_aware_speculation_measured_sequentially),
 and repeatedly by the benchmark script; starting its two servers here as well cost about four
 minutes of `make test`'s 50.
 """
