@@ -130,6 +130,8 @@ def row(host, record=None, groups=None, state=None, error=None):
             'throughput_after': _number(after.get('throughput_tok_s')),
             'tpot_p50_before': _number(before.get('tpot_ms_p50')),
             'tpot_p50_after': _number(after.get('tpot_ms_p50')),
+            'ttft_p50_before': _number(before.get('ttft_ms_p50')),
+            'ttft_p50_after': _number(after.get('ttft_ms_p50')),
         }
     if result['acceptance_rate'] is None:
         result['acceptance_rate'] = _number(_run_at(candidate, 1).get('acceptance_rate'))
@@ -173,9 +175,10 @@ def _pair(before, after, pattern='%.1f'):
 
 def table(rows):
     """The run summary as lines of text (what ansible prints): one line per host, then the counts."""
-    columns = '%-18s %-11s %-10s %-14s %-7s %-12s %-3s %-11s %-17s %-17s %-17s %-5s %-9s %s'
+    columns = '%-18s %-11s %-10s %-14s %-7s %-12s %-3s %-11s %-17s %-17s %-17s %-17s %-5s %-9s %s'
     lines = [columns % ('host', 'status', 'family', 'variant', 'JetPack', 'method', 'K', 'gpu util',
-                        'tok/s c=1', 'TPOT p50 c=1', 'tok/s c=8', 'acc', 'verdict', 'reason / hand-off')]
+                        'tok/s c=1', 'TPOT p50 c=1', 'TTFT p50 c=1', 'tok/s c=8', 'acc', 'verdict',
+                        'reason / hand-off')]
     for item in rows:
         reason = item['reason']
         if item['handoff']:
@@ -186,6 +189,7 @@ def table(rows):
             _pair(item['gpu_memory_utilization_before'], item['gpu_memory_utilization_after'], '%.2f'),
             _pair(item['c1']['throughput_before'], item['c1']['throughput_after']),
             _pair(item['c1']['tpot_p50_before'], item['c1']['tpot_p50_after'], '%.2f'),
+            _pair(item['c1']['ttft_p50_before'], item['c1']['ttft_p50_after']),
             _pair(item['c8']['throughput_before'], item['c8']['throughput_after']),
             _fmt(item['acceptance_rate'], '%.2f'), item['verdict'] or '-', reason[:400]))
     summary = counts(rows)
@@ -324,14 +328,15 @@ def report_html(rows, title='Speculative decoding: fleet report', generated=None
                 '</figcaption></figure>' % chart_svg(rows))
     headers = ('Host', 'Status', 'Family', 'Variant', 'JetPack', 'vLLM', 'Method', 'K', 'GPU util before',
                'GPU util after', 'tok/s c=1 before', 'tok/s c=1 after', 'TPOT p50 c=1 before (ms)',
-               'TPOT p50 c=1 after (ms)', 'tok/s c=8 before', 'tok/s c=8 after', 'TPOT p50 c=8 before (ms)',
-               'TPOT p50 c=8 after (ms)', 'Acceptance', 'Verdict', 'Reason', 'Hand-off')
+               'TPOT p50 c=1 after (ms)', 'TTFT p50 c=1 before (ms)', 'TTFT p50 c=1 after (ms)', 'tok/s c=8 before',
+               'tok/s c=8 after', 'TPOT p50 c=8 before (ms)', 'TPOT p50 c=8 after (ms)', 'TTFT p50 c=8 before (ms)',
+               'TTFT p50 c=8 after (ms)', 'Acceptance', 'Verdict', 'Reason', 'Hand-off')
     body.append('<div class="table"><table id="fleet"><thead><tr>%s</tr></thead><tbody>' % ''.join('<th>%s</th>' % _e(h) for h in headers))
     for item in rows:
         earlier = item.get('earlier_run')
         body.append('<tr class="host-row%s" data-host="%s" data-status="%s"><td>%s</td>'
                     '<td class="status status-%s">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>%s%s%s'
-                    '%s%s%s%s%s%s%s%s%s<td>%s</td><td class="reason">%s</td><td class="reason">%s</td></tr>' % (
+                    '%s%s%s%s%s%s%s%s%s%s%s%s%s<td>%s</td><td class="reason">%s</td><td class="reason">%s</td></tr>' % (
                         ' earlier-run' if earlier else '', _e(item['host']), _e(item['status']), _e(item['host']),
                         _e(item['status']),
                         _e(item['status']) + ('<br><span class="earlier">earlier run, finished %s</span>'
@@ -343,8 +348,10 @@ def report_html(rows, title='Speculative decoding: fleet report', generated=None
                         _cell(item['gpu_memory_utilization_after'], '%.2f'),
                         _cell(item['c1']['throughput_before']), _cell(item['c1']['throughput_after']),
                         _cell(item['c1']['tpot_p50_before'], '%.2f'), _cell(item['c1']['tpot_p50_after'], '%.2f'),
+                        _cell(item['c1']['ttft_p50_before']), _cell(item['c1']['ttft_p50_after']),
                         _cell(item['c8']['throughput_before']), _cell(item['c8']['throughput_after']),
                         _cell(item['c8']['tpot_p50_before'], '%.2f'), _cell(item['c8']['tpot_p50_after'], '%.2f'),
+                        _cell(item['c8']['ttft_p50_before']), _cell(item['c8']['ttft_p50_after']),
                         _cell(item['acceptance_rate'], '%.2f'), _e(item['verdict'] or '-'),
                         ('<strong class="exposed">Exposed: %s</strong> ' % _e(item['exposure_warning'])
                          if item.get('exposure_warning') else '') + _e(item['reason']),

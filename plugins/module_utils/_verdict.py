@@ -8,6 +8,10 @@ Accept at >= 30 % more throughput and >= 20 % lower TPOT at concurrency 1; rejec
 or on a regression at concurrency 8; marginal in between. Invalid or failed benchmarks raise
 ``SpeculativeInputError``.
 
+TTFT is reported next to TPOT (deltas ``ttft_change_c1`` / ``ttft_change_c8``) and never credited to
+speculation; ``max_ttft_increase`` (off by default) reverts a change whose concurrency-1 TTFT p50 rose by
+more than that share (a point-estimate rule, applied after the throughput and TPOT criteria).
+
 Noise: with per-request samples (vllm_benchmark's ``runs[].samples``) every criterion gets a
 95 % interval from a percentile bootstrap over requests (_bootstrap) and is met, not_met or
 undetermined; without them the point estimates decide, and the reasons say so. ``phase_shift`` widens
@@ -42,7 +46,13 @@ VERDICT_DEFAULTS = {
     'high_acceptance_rate': 0.6,
     'low_acceptance_rate': 0.4,
     'bootstrap_resamples': DEFAULT_RESAMPLES,
+    'max_ttft_increase': None,
 }
+#: A rise of the concurrency-1 TTFT p50 beyond this share is a warning even when max_ttft_increase is off:
+#: speculation shortens decoding, not the prefill, so an operator must see what it costs there.
+TTFT_WARN_INCREASE = 0.10
+#: max_ttft_increase's range (a share: 0.25 = the TTFT p50 at concurrency 1 may rise by 25 %).
+MAX_TTFT_INCREASE = 10.0
 #: regression_rule at concurrency 8 (the burden of proof):
 #: "non_inferiority" (default): a measured loss beyond c8_tolerance reverts, and a change is kept only when the 95 %
 #:   interval rules out a loss larger than c8_margin; an interval that does not is an open regression, never a pass
@@ -487,6 +497,32 @@ def check_phase_shift(name, value):
     return shifts
 
 
+def _usable(value):
+    return _is_number(value) and math.isfinite(value) and value >= sys.float_info.min
+
+
+def ttft_changes(base_runs, cand_runs, levels, required=False):
+    """{level: (baseline ms, candidate ms, change)} of the TTFT p50 at each of ``levels`` where both runs have one.
+
+    ``required``: concurrency 1 must have it (max_ttft_increase decides on it); raise when it does not.
+    """
+    out = {}
+    for level in levels:
+        base, cand = base_runs[level].get('ttft_ms_p50'), cand_runs[level].get('ttft_ms_p50')
+        if required and level == LOW_CONCURRENCY:
+            base = metric('baseline', base_runs[level], 'ttft_ms_p50', level)
+            cand = metric('candidate', cand_runs[level], 'ttft_ms_p50', level)
+        elif not (_usable(base) and _usable(cand)):
+            continue
+        out[level] = (float(base), float(cand), _ratio_change('ttft_ms_p50', float(cand), float(base)))
+    return out
+
+
+def _ttft_text(ttft):
+    return ', '.join('%+.1f %% at concurrency %d (%.1f -> %.1f ms)' % (change * 100, level, base, cand)
+                     for level, (base, cand, change) in sorted(ttft.items()))
+
+
 def _check_new_options(opts):
     opts['phase_shift'] = check_phase_shift('phase_shift', opts.get('phase_shift'))
     opts['bootstrap_resamples'] = check_int(
@@ -494,6 +530,8 @@ def _check_new_options(opts):
         allowed='an integer from %d to %d' % RESAMPLES_RANGE)
     check_choice('regression_rule', opts['regression_rule'], REGRESSION_RULES)
     check_choice('decide_undetermined', opts['decide_undetermined'], DECIDE_UNDETERMINED)
+    opts['max_ttft_increase'] = check_float('max_ttft_increase', opts.get('max_ttft_increase'), minimum=0.0,
+                                            maximum=MAX_TTFT_INCREASE, optional=True)
     check_int('num_speculative_tokens', opts['num_speculative_tokens'], minimum=1, maximum=MAX_NUM_SPECULATIVE_TOKENS,
               optional=True, allowed='an integer from 1 to %d, or null to read it from the candidate\'s speculative-'
                                      'decoding counters' % MAX_NUM_SPECULATIVE_TOKENS)
@@ -508,11 +546,11 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
             low_acceptance_rate=VERDICT_DEFAULTS['low_acceptance_rate'],
             bootstrap_resamples=VERDICT_DEFAULTS['bootstrap_resamples'], regression_rule='non_inferiority',
             decide_undetermined='point_estimate', num_speculative_tokens=None, phase_shift=None,
-            c8_margin=VERDICT_DEFAULTS['c8_margin']):
+            c8_margin=VERDICT_DEFAULTS['c8_margin'], max_ttft_increase=VERDICT_DEFAULTS['max_ttft_increase']):
     """Compare a speculative candidate benchmark with its baseline. See the module documentation.
 
     Returns a dict: verdict, keep, reasons, warnings, deltas, measurements, recommendation, criteria,
-    determined, undetermined, decision_basis, point_estimate_verdict, bootstrap, explanation.
+    determined, undetermined, decision_basis, point_estimate_verdict, bootstrap, explanation, ttft.
     Raises SpeculativeInputError on invalid input (mismatched workloads, failed runs...).
     """
     opts = _check_verdict_options({
@@ -525,7 +563,7 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
     opts.update(_check_new_options({'bootstrap_resamples': bootstrap_resamples, 'regression_rule': regression_rule,
                                     'decide_undetermined': decide_undetermined,
                                     'num_speculative_tokens': num_speculative_tokens,
-                                    'phase_shift': phase_shift}))
+                                    'phase_shift': phase_shift, 'max_ttft_increase': max_ttft_increase}))
     base = unwrap_benchmark('baseline', baseline)
     cand = unwrap_benchmark('candidate', candidate)
     check_workloads_match(base, cand)
@@ -570,6 +608,16 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
     else:
         warnings.append('No run at concurrency 8: decided on concurrency 1 only; a throughput regression under load '
                         'was not checked (add 8 to the concurrency list).')
+
+    ttft = ttft_changes(base_runs, cand_runs, levels, required=opts['max_ttft_increase'] is not None)
+    for level, (_b, _c, change) in ttft.items():
+        measurements['c%d' % level]['baseline']['ttft_ms_p50'] = ttft[level][0]
+        measurements['c%d' % level]['candidate']['ttft_ms_p50'] = ttft[level][1]
+    ttft_c1 = ttft.get(LOW_CONCURRENCY)
+    if ttft_c1 and ttft_c1[2] > TTFT_WARN_INCREASE and opts['max_ttft_increase'] is None:
+        warnings.append('TTFT p50 at concurrency 1 rose %s (%.1f -> %.1f ms): speculation is not credited for TTFT and '
+                        'the verdict does not count it; set max_ttft_increase to revert such a change.'
+                        % (pct(ttft_c1[2]), ttft_c1[0], ttft_c1[1]))
 
     acceptance = _acceptance(c1)
     if acceptance is None:
@@ -635,6 +683,12 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
 
     # --- the decision ---------------------------------------------------------------------------
     result, final, open_names, point_verdict = decide(criteria, opts['decide_undetermined'], opts['regression_rule'])
+    ttft_rule = None
+    if opts['max_ttft_increase'] is not None:
+        ttft_rule = 'not_met' if ttft_c1[2] > opts['max_ttft_increase'] + EPSILON else 'met'
+    before_ttft = result
+    if ttft_rule == 'not_met':
+        result = 'reject'
     determined = not open_names
     all_intervals = all(entry['basis'] == 'interval' for entry in criteria.values())
     on_intervals = (determined or result == 'undetermined') and all_intervals
@@ -656,6 +710,10 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
         reasons.append('At concurrency 8, throughput_tok_s changed %+.1f %% (%stolerance: -%s).'
                        % (change8 * 100, '%s; ' % _interval_text(change8_iv) if change8_iv else '',
                           pct(opts['c8_tolerance'])))
+    if ttft:
+        reasons.append('TTFT p50 changed %s: reported, not credited to speculation (it shortens decoding, not the '
+                       'prefill)%s.' % (_ttft_text(ttft), '' if opts['max_ttft_increase'] is None else
+                                        '; max_ttft_increase %s at concurrency 1' % pct(opts['max_ttft_increase'])))
     reasons.extend(notes)
     regression = criteria.get('regression_c8')
     if regression and opts['regression_rule'] == 'non_inferiority' and regression['basis'] == 'interval':
@@ -696,6 +754,11 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
         reasons.append('Verdict undetermined, as decide_undetermined=undetermined asks: measure more requests and decide '
                        'again; speculation is not kept meanwhile (on the point estimates alone the verdict would be %s).'
                        % point_verdict)
+    if ttft_rule == 'not_met':
+        reasons.append('Reverted: TTFT p50 at concurrency 1 rose %s (%.1f -> %.1f ms), more than max_ttft_increase (%s)%s.'
+                       % (pct(ttft_c1[2]), ttft_c1[0], ttft_c1[1], pct(opts['max_ttft_increase']),
+                          '' if before_ttft == 'reject' else
+                          '; on throughput and TPOT alone the verdict would be %s' % before_ttft))
     if result == 'reject' and final.get('regression_c8') == 'met':
         if regression['point_status'] == 'met' or regression['basis'] != 'interval' \
                 or opts['regression_rule'] != 'non_inferiority':
@@ -738,6 +801,8 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
         'tpot_reduction_c1': round(reduction, 4),
         'throughput_change_c8': round(change8, 4) if change8 is not None else None,
         'acceptance_rate': acceptance,
+        'ttft_change_c1': round(ttft[LOW_CONCURRENCY][2], 4) if LOW_CONCURRENCY in ttft else None,
+        'ttft_change_c8': round(ttft[HIGH_CONCURRENCY][2], 4) if HIGH_CONCURRENCY in ttft else None,
     }
     return {
         'verdict': result,
@@ -757,6 +822,8 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
                       'seed': seed[:16] if any(ratio_iv.values()) else None,
                       'phase_shift': dict(opts['phase_shift'])},
         'explanation': explanation,
+        'ttft': {'max_increase': opts['max_ttft_increase'], 'status': ttft_rule,
+                 'verdict_without_it': before_ttft if ttft_rule == 'not_met' else None},
     }
 
 

@@ -170,6 +170,9 @@ options:
       c8_margin:
         description: jetson_spec_c8_margin.
         type: float
+      max_ttft_increase:
+        description: jetson_spec_max_ttft_increase (left out of the fingerprint when unset).
+        type: float
       keep_marginal:
         description: jetson_spec_keep_marginal.
         type: bool
@@ -398,7 +401,8 @@ def main():
                 expected_concurrency=dict(type='int'), allow_small_devices=dict(type='bool'),
                 extra_config=dict(type='dict'), min_throughput_gain=dict(type='float'),
                 min_tpot_reduction=dict(type='float'), disable_below_gain=dict(type='float'),
-                c8_tolerance=dict(type='float'), c8_margin=dict(type='float'), keep_marginal=dict(type='bool'),
+                c8_tolerance=dict(type='float'), c8_margin=dict(type='float'), max_ttft_increase=dict(type='float'),
+                keep_marginal=dict(type='bool'),
                 regression_rule=dict(type='str'),
                 phase_shift=dict(type='dict'), decide_undetermined=dict(type='str'), measurement=dict(type='str'))),
         ),

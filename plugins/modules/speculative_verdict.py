@@ -157,6 +157,15 @@ options:
         change be kept, while a measured loss beyond O(c8_tolerance) still reverts.
     type: float
     default: 0.05
+  max_ttft_increase:
+    description:
+      - The largest rise of the concurrency-1 TTFT p50 (C(ttft_ms_p50)) a change may cause, as a share
+        (V(0.25) = 25 %), 0.0 to 10.0. A change whose TTFT rose more is V(reject), whatever its throughput and
+        TPOT (a point-estimate rule applied after them; RV(ttft.verdict_without_it) says what they decided).
+      - Unset (the default), TTFT is only reported (RV(deltas.ttft_change_c1), RV(deltas.ttft_change_c8),
+        RV(reasons)), never credited to speculation, and a rise above 10 % is a warning.
+      - Set, both benchmarks must have a usable C(ttft_ms_p50) at concurrency 1.
+    type: float
   decide_undetermined:
     description:
       - What to answer when the intervals leave the verdict open.
@@ -303,12 +312,39 @@ deltas:
       description: The candidate's concurrency-1 draft acceptance rate; null when the benchmark could not read it.
       type: float
       sample: 0.72
+    ttft_change_c1:
+      description: Candidate / baseline C(ttft_ms_p50) - 1 at concurrency 1 (reported, not credited to speculation);
+        null when a benchmark has no usable TTFT.
+      type: float
+      sample: 0.021
+    ttft_change_c8:
+      description: The same at concurrency 8; null without concurrency 8 runs or a usable TTFT there.
+      type: float
+      sample: 0.083
 measurements:
-  description: The absolute values compared, per concurrency (C(c8) is null without concurrency 8 runs).
+  description:
+    - The absolute values compared, per concurrency (C(c8) is null without concurrency 8 runs).
+    - C(ttft_ms_p50) is present where both benchmarks have a usable one.
   returned: always
   type: dict
-  sample: {"c1": {"baseline": {"throughput_tok_s": 44.0, "tpot_ms_p50": 22.0}, "candidate": {"throughput_tok_s": 60.0, "tpot_ms_p50": 16.0}},
+  sample: {"c1": {"baseline": {"throughput_tok_s": 44.0, "tpot_ms_p50": 22.0, "ttft_ms_p50": 180.0},
+                  "candidate": {"throughput_tok_s": 60.0, "tpot_ms_p50": 16.0, "ttft_ms_p50": 183.8}},
            "c8": {"baseline": {"throughput_tok_s": 251.0}, "candidate": {"throughput_tok_s": 255.0}}}
+ttft:
+  description: The O(max_ttft_increase) rule.
+  returned: always
+  type: dict
+  contains:
+    max_increase:
+      description: O(max_ttft_increase), null when unset.
+      type: float
+    status:
+      description: V(met) (the rise is within it), V(not_met) (the verdict is V(reject)), null when unset.
+      type: str
+    verdict_without_it:
+      description: What throughput and TPOT alone decided, when the rule is V(not_met); else null.
+      type: str
+  sample: {"max_increase": 0.25, "status": "not_met", "verdict_without_it": "accept"}
 recommendation:
   description: Advice for the next step; RV(keep) alone decides whether to revert.
   returned: always
@@ -476,6 +512,7 @@ def main():
         bootstrap_resamples=dict(type='int', default=VERDICT_DEFAULTS['bootstrap_resamples']),
         regression_rule=dict(type='str', default='non_inferiority', choices=list(REGRESSION_RULES)),
         c8_margin=dict(type='float', default=VERDICT_DEFAULTS['c8_margin']),
+        max_ttft_increase=dict(type='float'),
         decide_undetermined=dict(type='str', default='point_estimate', choices=list(DECIDE_UNDETERMINED)),
         num_speculative_tokens=dict(type='int', no_log=False),
         phase_shift=dict(type='dict', options=dict(c1=dict(type='float', default=0.0),

@@ -26,8 +26,8 @@ def test_rows_carry_the_columns_from_the_record():
     assert thor["method"] == "eagle3" and thor["num_speculative_tokens"] == 5
     assert (thor["gpu_memory_utilization_before"], thor["gpu_memory_utilization_after"]) == (0.75, 0.7)
     assert thor["c1"] == {"throughput_before": 21.1, "throughput_after": 29.75, "tpot_p50_before": 46.2,
-                          "tpot_p50_after": 32.8}
-    assert thor["c8"]["throughput_after"] == 122.8
+                          "tpot_p50_after": 32.8, "ttft_p50_before": 80.0, "ttft_p50_after": 80.0}
+    assert thor["c8"]["throughput_after"] == 122.8 and thor["c8"]["ttft_p50_after"] == 400.0
     assert thor["acceptance_rate"] == 0.71 and thor["verdict"] == "accept"
     orin = rows["agx-orin-64"]
     assert orin["status"] == "reverted" and "Remove --speculative-config" in orin["handoff"]
@@ -95,6 +95,21 @@ def test_html_is_self_contained_escaped_and_has_every_row_and_the_chart():
     # four bars for each measured host, none for the others
     assert len(re.findall(r'<rect class="bar bar-[a-z0-9]+" x="170"', page)) == 4 + 4 + 2
     assert page.count("no measurement") == 3
+
+
+def test_ttft_is_shown_next_to_tpot_in_the_table_and_the_html_with_a_cell_per_header():
+    rows = fixture_rows()
+    lines = fr.table(rows)
+    assert "TTFT p50 c=1" in lines[0] and "80.0 -> 80.0" in lines[1], lines[:2]
+    page = fr.report_html(rows, generated="2026-11-30T18:00:00Z")
+    headers = re.findall(r"<th>([^<]*)</th>", page)
+    assert headers.index("TTFT p50 c=1 before (ms)") == headers.index("TPOT p50 c=1 after (ms)") + 1
+    assert "TTFT p50 c=8 after (ms)" in headers
+    for body in re.findall(r'<tr class="host-row[^"]*"[^>]*>(.*?)</tr>', page, re.S):
+        assert len(re.findall(r"<td[ >]", body)) == len(headers), body[:200]
+    thor = re.search(r'<tr class="host-row[^"]*" data-host="thor-devkit"[^>]*>(.*?)</tr>', page, re.S).group(1)
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", thor, re.S)
+    assert cells[headers.index("TTFT p50 c=8 after (ms)")] == "400.0", cells
 
 
 def test_report_returns_the_json_twin():

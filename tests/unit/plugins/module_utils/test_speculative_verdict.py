@@ -62,11 +62,12 @@ def test_published_thor_numbers_accept():
     result = decide(bench(), bench(c1=(60.0, 16.0), c8=255.0, acceptance=0.72))
     assert result['verdict'] == 'accept' and result['keep'] is True
     assert result['deltas'] == {'throughput_gain_c1': 0.3636, 'tpot_reduction_c1': 0.2727,
-                                'throughput_change_c8': 0.0159, 'acceptance_rate': 0.72}
-    assert result['measurements']['c1'] == {'baseline': {'throughput_tok_s': 44.0, 'tpot_ms_p50': 22.0},
-                                            'candidate': {'throughput_tok_s': 60.0, 'tpot_ms_p50': 16.0}}
-    assert result['measurements']['c8'] == {'baseline': {'throughput_tok_s': 251.0},
-                                            'candidate': {'throughput_tok_s': 255.0}}
+                                'throughput_change_c8': 0.0159, 'acceptance_rate': 0.72,
+                                'ttft_change_c1': 0.0, 'ttft_change_c8': 0.0}
+    assert result['measurements']['c1'] == {'baseline': {'throughput_tok_s': 44.0, 'tpot_ms_p50': 22.0, 'ttft_ms_p50': 180.0},
+                                            'candidate': {'throughput_tok_s': 60.0, 'tpot_ms_p50': 16.0, 'ttft_ms_p50': 180.0}}
+    assert result['measurements']['c8'] == {'baseline': {'throughput_tok_s': 251.0, 'ttft_ms_p50': 180.0},
+                                            'candidate': {'throughput_tok_s': 255.0, 'ttft_ms_p50': 180.0}}
     assert result['warnings'] == []
     assert result['recommendation']['action'] == 'raise_num_speculative_tokens'
 
@@ -393,3 +394,77 @@ def test_the_reason_says_which_way_tpot_went():
     assert 'tpot_ms_p50 rose 36.4 % (22.00 -> 30.00 ms)' in slower['reasons'][0], slower['reasons'][0]
     faster = decide(bench(c1=(44.0, 22.0)), bench(c1=(66.0, 11.0)))
     assert 'tpot_ms_p50 fell 50.0 % (22.00 -> 11.00 ms)' in faster['reasons'][0], faster['reasons'][0]
+
+
+# --- TTFT: reported next to TPOT, never credited; max_ttft_increase (off by default) -------------------------
+def _with_ttft(benchmark, c1=None, c8=None):
+    for run in benchmark['runs']:
+        value = {1: c1, 8: c8}[run['concurrency']]
+        if value is not None:
+            run['ttft_ms_p50'] = value
+    return benchmark
+
+
+def test_ttft_is_reported_and_does_not_change_the_verdict_when_the_rule_is_off():
+    result = decide(bench(), _with_ttft(bench(c1=(60.0, 16.0), c8=255.0, acceptance=0.72), c1=216.0, c8=243.0))
+    assert result['verdict'] == 'accept' and result['keep'] is True
+    assert result['deltas']['ttft_change_c1'] == 0.2 and result['deltas']['ttft_change_c8'] == 0.35
+    assert result['measurements']['c1']['candidate']['ttft_ms_p50'] == 216.0
+    assert result['measurements']['c8']['baseline']['ttft_ms_p50'] == 180.0
+    assert result['ttft'] == {'max_increase': None, 'status': None, 'verdict_without_it': None}
+    text = ' '.join(result['reasons'])
+    assert ('TTFT p50 changed +20.0 % at concurrency 1 (180.0 -> 216.0 ms), +35.0 % at concurrency 8 '
+            '(180.0 -> 243.0 ms): reported, not credited to speculation') in text, text
+    # A rise above 10 % at concurrency 1 is a warning an operator sees, naming the option that acts on it.
+    assert any('TTFT p50 at concurrency 1 rose 20.0 %' in w and 'max_ttft_increase' in w for w in result['warnings'])
+
+
+def test_a_small_ttft_rise_is_no_warning():
+    result = decide(bench(), _with_ttft(bench(c1=(60.0, 16.0), c8=255.0, acceptance=0.72), c1=189.0))
+    assert result['deltas']['ttft_change_c1'] == 0.05
+    assert not any('TTFT' in w for w in result['warnings'])
+
+
+def test_max_ttft_increase_reverts_an_accepted_change_whose_ttft_rose_too_much():
+    cand = _with_ttft(bench(c1=(60.0, 16.0), c8=255.0, acceptance=0.72), c1=234.0)
+    result = decide(bench(), cand, max_ttft_increase=0.25)
+    assert result['verdict'] == 'reject' and result['keep'] is False
+    assert result['ttft'] == {'max_increase': 0.25, 'status': 'not_met', 'verdict_without_it': 'accept'}
+    assert any(r.startswith('Reverted: TTFT p50 at concurrency 1 rose 30.0 % (180.0 -> 234.0 ms), more than '
+                            'max_ttft_increase (25.0 %); on throughput and TPOT alone the verdict would be accept')
+               for r in result['reasons']), result['reasons']
+    assert not any(r.startswith('Accepted') for r in result['reasons'])
+    assert not any('TTFT' in w for w in result['warnings']), 'the rule is on: no warning on top of the verdict'
+    # Within the limit (and exactly at it): the rule is met and the verdict is the criteria's.
+    for ttft in (225.0, 200.0):
+        within = decide(bench(), _with_ttft(bench(c1=(60.0, 16.0), c8=255.0, acceptance=0.72), c1=ttft),
+                        max_ttft_increase=0.25)
+        assert within['verdict'] == 'accept' and within['ttft']['status'] == 'met', ttft
+
+
+def test_max_ttft_increase_on_a_reject_keeps_the_reject_and_says_so():
+    result = decide(bench(), _with_ttft(bench(c1=(45.0, 21.5), acceptance=0.2), c1=400.0), max_ttft_increase=0.1)
+    assert result['verdict'] == 'reject' and result['ttft']['status'] == 'not_met'
+    assert result['ttft']['verdict_without_it'] == 'reject'
+    assert any(r.startswith('Reverted: TTFT p50 at concurrency 1 rose 122.2 %') and r.endswith('(10.0 %).')
+               for r in result['reasons']), result['reasons']
+
+
+def test_ttft_missing_is_reported_as_unknown_unless_the_rule_needs_it():
+    base, cand = bench(), bench(c1=(60.0, 16.0), c8=255.0, acceptance=0.72)
+    for run in base['runs']:
+        del run['ttft_ms_p50']
+    result = decide(base, cand)
+    assert result['verdict'] == 'accept'
+    assert result['deltas']['ttft_change_c1'] is None and result['deltas']['ttft_change_c8'] is None
+    assert 'ttft_ms_p50' not in result['measurements']['c1']['baseline']
+    with pytest.raises(SpeculativeInputError) as err:
+        decide(base, cand, max_ttft_increase=0.25)
+    assert 'baseline run at concurrency 1 has no usable ttft_ms_p50' in str(err.value)
+
+
+@pytest.mark.parametrize('value', [-0.1, 10.5, float('nan'), float('inf'), 'a lot', True])
+def test_bad_max_ttft_increase_is_an_error_naming_it(value):
+    with pytest.raises(SpeculativeInputError) as err:
+        decide(bench(), bench(c1=(60.0, 16.0), acceptance=0.72), max_ttft_increase=value)
+    assert 'max_ttft_increase' in str(err.value)
