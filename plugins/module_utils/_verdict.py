@@ -610,9 +610,9 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
                         'was not checked (add 8 to the concurrency list).')
 
     ttft = ttft_changes(base_runs, cand_runs, levels, required=opts['max_ttft_increase'] is not None)
-    for level, (_b, _c, change) in ttft.items():
-        measurements['c%d' % level]['baseline']['ttft_ms_p50'] = ttft[level][0]
-        measurements['c%d' % level]['candidate']['ttft_ms_p50'] = ttft[level][1]
+    for level, (base_ttft, cand_ttft, _change) in ttft.items():
+        measurements['c%d' % level]['baseline']['ttft_ms_p50'] = base_ttft
+        measurements['c%d' % level]['candidate']['ttft_ms_p50'] = cand_ttft
     ttft_c1 = ttft.get(LOW_CONCURRENCY)
     if ttft_c1 and ttft_c1[2] > TTFT_WARN_INCREASE and opts['max_ttft_increase'] is None:
         warnings.append('TTFT p50 at concurrency 1 rose %s (%.1f -> %.1f ms): speculation is not credited for TTFT and '
