@@ -799,8 +799,7 @@ def test_controller_killed_mid_change_the_guard_restores_the_previous_service(fl
 
 def test_controller_killed_during_the_candidate_benchmark_the_next_run_rolls_it_back_at_once(fleet):
     """No waiting for the guard: the next run rolls the running candidate back itself, decides again and records
-    what runs, in one run. (That it then verifies again in the same run: the reboot test below; that a run re-uses
-    a recent stored baseline: the killed run here, after the guard test's interrupted run measured it.)"""
+    what runs, in one run. (That it then verifies again in the same run: the reboot test below.)"""
     host = fleet.hosts["thor-faults"]
     unit_before = fleet.read("thor-faults", UNIT)
     extra = {"jetson_spec_draft_model": str(MODELS / "draft-perfect"), "jetson_spec_tune_max_steps": 0,
@@ -810,11 +809,8 @@ def test_controller_killed_during_the_candidate_benchmark_the_next_run_rolls_it_
     killed = kill_playbook_when(cmd, OUT / "killed-controller-candidate.log",
                                 lambda out: "Benchmark the running service (candidate)" in out,
                                 "the candidate benchmark", 900)
-    # The previous change on this host was interrupted (recorded as not settled), so this run verified again, on the
-    # baseline the guard test's run measured minutes before (same service, workload and software): not measured twice.
-    assert "ok: [thor-faults]" in task_output(killed, "Read the stored baseline benchmark"), killed[-4000:]
-    assert "skipping: [thor-faults]" in task_output(killed, "Benchmark the baseline service"), \
-        "the stored baseline was measured again"
+    # The previous change on this host was interrupted (recorded as not settled), so this run verified again. (Whether
+    # it re-used the baseline the guard test stored depends on the order the tests run in: not asserted here.)
     assert fleet.fact("thor-faults")["status"] == "pending"
     assert "speculative-config" in fleet.cmdline("thor-faults")
     guard = host.nsenter(["systemctl", "is-active", "jetson-spec-guard-vllm.timer"], check=False).stdout.strip()
@@ -831,7 +827,7 @@ def test_controller_killed_during_the_candidate_benchmark_the_next_run_rolls_it_
     fact = assert_record_is_reality(fleet, "thor-faults")
     assert fact["status"] in ("reverted", "disabled"), fact["reasons"]
     assert "speculative-config" not in fleet.cmdline("thor-faults") and fleet.main_pid("thor-faults") != pid
-    assert "changed: [thor-faults]" in task_output(out, "Remove the speculative overlay"), \
+    assert "changed: [thor-faults]" in task_output(out, "speculative_decoding : Remove the speculative overlay"), \
         "this run did not remove the candidate itself:\n" + out[-4000:]
     guard = host.nsenter(["systemctl", "is-active", "jetson-spec-guard-vllm.timer"], check=False).stdout.strip()
     assert guard != "active", "the guard of the interrupted run is still armed"
