@@ -133,7 +133,10 @@ def run_vllm_bench(url, model, tokenizer, c, n, args, tag, prompts_file=None):
             "ttft_ms_p50": data["median_ttft_ms"], "itl_ms_p50": data["median_itl_ms"], "e2e_ms_p50": data["median_e2el_ms"],
             "duration_s": data["duration"], "completed": data["completed"],
             "input_tokens": data["total_input_tokens"], "output_tokens": data["total_output_tokens"],
-            "acceptance_rate": (data.get("spec_decode_acceptance_rate") or data.get("acceptance_rate")),
+            # vLLM writes spec_decode_acceptance_rate in percent (0.32's vllm/benchmarks/serve.py: accepted / drafted
+            # * 100); the collection's contract is a fraction, so it is converted here (0.0 is a real value).
+            "acceptance_rate": (None if data.get("spec_decode_acceptance_rate") is None
+                                else round(data["spec_decode_acceptance_rate"] / 100.0, 4)),
             "wall_s": round(wall, 1), "load1": os.getloadavg()[0]}
 
 
