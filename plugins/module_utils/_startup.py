@@ -35,6 +35,12 @@ LOG_PATTERNS = (
         'is not a valid argument in the speculative_config',
         'Speculative decoding with draft model is not supported',
         'must be <= prompt_lookup_max',
+        # MTP: vLLM reuses the target's n MTP layers in turn (0.12 to 0.32, vllm/config/speculative.py).
+        'must be divisible by n_predict',
+        # Suffix decoding without its package (0.12 to 0.32, SpeculativeConfig._validate_suffix_decoding).
+        'Arctic Inference is required for suffix decoding',
+        # A method the runtime does not implement for this model (NVIDIA's forum: MTP on Nemotron-3, vLLM 0.20.2).
+        'NotImplementedError',
         'Unexpected keyword argument',
         'cannot be converted to',
         'validation error for SpeculativeConfig',   # the generic header: the lines above say why

@@ -23,6 +23,12 @@ COMPILE = ("RuntimeError: Worker failed with error 'CppCompileError: C++ compile
     ("ValidationError: 1 validation error for SpeculativeConfig", "config_rejected", "validation error"),
     ("num_speculative_tokens was provided but without speculative model.", "config_rejected", "num_speculative_tokens"),
     ("ValueError: Unsupported speculative method: 'foo'", "config_rejected", "Unsupported"),
+    # vLLM 0.32 vllm/config/speculative.py, word for word
+    ("ValueError: num_speculative_tokens:4 must be divisible by n_predict=3", "config_rejected", "n_predict=3"),
+    ("ImportError: Arctic Inference is required for suffix decoding. Install via `pip install "
+     "arctic-inference==0.1.1`.", "config_rejected", "Arctic Inference"),
+    # any NotImplementedError at start-up (its message varies by model; this one is illustrative)
+    ("NotImplementedError: MTP is not supported for NemotronHForCausalLM", "config_rejected", "NotImplementedError"),
     (KV, "kv_cache", "KV cache"),
     (NO_BLOCKS, "kv_cache", "No available memory"),
     # A Jetson out of memory (unified memory: NvMap, the kernel's OOM killer, SIGKILL during start-up).
