@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, jetson_llm.vllm maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Published EAGLE-3 heads and same-family draft models (private to this collection).
+"""Published EAGLE-3 heads, same-family draft models and targets with MTP layers (private to this collection).
 
 Only pairs that are published and documented upstream are listed (see
 docs/decision-rules.md). A target that is not listed gets no EAGLE-3 head: the rules say
@@ -15,7 +15,13 @@ case-insensitive). Values:
   published).
 - ``draft_model``: a small model of the same family that shares the target's tokenizer and
   vocabulary size (None when no pair is documented).
+- ``mtp``: True when the target checkpoint carries its own multi-token-prediction layers, which vLLM
+  0.11+ drafts with as ``{"method": "mtp"}`` (no head or draft to download). For a local target the
+  plan reads this from its ``config.json`` instead (``mtp_layers``).
 - ``alternatives``: other published heads for the same target (documentation only).
+
+docs/decision-rules.md's catalogue table is tested against this dictionary
+(tests/unit/plugins/module_utils/test_catalogue_docs.py): change both together.
 
 ``DRAFT_SIZE_MB`` estimates the memory a draft's weights take (BF16, rounded up), used by
 ``speculative_plan`` when ``draft_size_mb`` is not given. Same-family draft models: the size of
@@ -33,6 +39,7 @@ _LLAMA_31_8B = {
     'eagle3_head': 'yuhuili/EAGLE3-LLaMA3.1-Instruct-8B',
     'draft_model': 'meta-llama/Llama-3.2-1B-Instruct',
     'alternatives': ['RedHatAI/Llama-3.1-8B-Instruct-speculator.eagle3'],
+    'mtp': False,
 }
 
 CATALOGUE = {
@@ -43,40 +50,56 @@ CATALOGUE = {
         'eagle3_head': 'yuhuili/EAGLE3-LLaMA3.3-Instruct-70B',
         'draft_model': None,
         'alternatives': [],
+        'mtp': False,
     },
     'qwen/qwen3-1.7b': {
         'eagle3_head': 'AngelSlim/Qwen3-1.7B_eagle3',
         'draft_model': 'Qwen/Qwen3-0.6B',
         'alternatives': [],
+        'mtp': False,
     },
     'qwen/qwen3-4b': {
         'eagle3_head': 'AngelSlim/Qwen3-4B_eagle3',
         'draft_model': None,
         'alternatives': [],
+        'mtp': False,
     },
     'qwen/qwen3-8b': {
         'eagle3_head': 'AngelSlim/Qwen3-8B_eagle3',
         'draft_model': 'Qwen/Qwen3-0.6B',
         'alternatives': ['RedHatAI/Qwen3-8B-speculator.eagle3'],
+        'mtp': False,
     },
     'qwen/qwen3-14b': {
         'eagle3_head': 'AngelSlim/Qwen3-14B_eagle3',
         'draft_model': None,
         'alternatives': [],
+        'mtp': False,
     },
     'qwen/qwen3-32b': {
         'eagle3_head': 'AngelSlim/Qwen3-32B_eagle3',
         'draft_model': None,
         'alternatives': ['RedHatAI/Qwen3-32B-speculator.eagle3'],
+        'mtp': False,
     },
     'openai/gpt-oss-20b': {
         'eagle3_head': 'RedHatAI/gpt-oss-20b-speculator.eagle3',
         'draft_model': None,
         'alternatives': [],
+        'mtp': False,
     },
 }
 
-CATALOGUE_ENTRY_KEYS = ('eagle3_head', 'draft_model')
+# Targets whose checkpoints carry MTP layers (their config.json has num_nextn_predict_layers or
+# mtp_num_hidden_layers > 0; vLLM's vllm/config/speculative.py maps their model types to its MTP drafters).
+_MTP = {'eagle3_head': None, 'draft_model': None, 'alternatives': [], 'mtp': True}
+for _target in ('qwen/qwen3-next-80b-a3b-instruct', 'qwen/qwen3-next-80b-a3b-thinking', 'deepseek-ai/deepseek-v3',
+                'zai-org/glm-4.5-air', 'xiaomimimo/mimo-7b-rl'):
+    CATALOGUE[_target] = dict(_MTP, alternatives=[])
+
+CATALOGUE_ENTRY_KEYS = ('eagle3_head', 'draft_model', 'mtp')
+# The config.json keys that count a checkpoint's MTP layers (top level or under text_config, as in vLLM).
+MTP_CONFIG_KEYS = ('num_nextn_predict_layers', 'mtp_num_hidden_layers')
 
 # Draft (or EAGLE-3 head) repo id, lower-cased -> estimated weight size in MB (see the docstring).
 DRAFT_SIZE_MB = {
@@ -106,3 +129,24 @@ def draft_size_estimate(model):
     if model is None or model.startswith('/'):
         return None
     return DRAFT_SIZE_MB.get(model.lower())
+
+
+def mtp_layers(config):
+    """How many MTP layers a model's parsed config.json declares: an int >= 0, or None when it does not say.
+
+    vLLM reads ``num_nextn_predict_layers`` (DeepSeek-V3, GLM-4.5, MiMo, Qwen3-Next, ...) or
+    ``mtp_num_hidden_layers`` (Qwen3.5 and later), at the top level or in ``text_config`` (multimodal
+    checkpoints). A value that is not a non-negative integer counts as not saying.
+    """
+    if not isinstance(config, dict):
+        return None
+    found = None
+    for scope in (config, config.get('text_config')):
+        if not isinstance(scope, dict):
+            continue
+        for key in MTP_CONFIG_KEYS:
+            value = scope.get(key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                continue
+            found = max(found or 0, value)
+    return found

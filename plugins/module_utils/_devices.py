@@ -39,6 +39,9 @@ SKU_BUCKETS = ('thor', 'orin-agx', 'orin-nx', 'orin-nano', UNKNOWN)
 
 # num_speculative_tokens to start at, per generation (docs/decision-rules.md).
 DEFAULT_NUM_SPECULATIVE_TOKENS = {'thor': 5, 'orin': 3}
+# With the target's own MTP layers (method mtp): 4 on Thor (Jetson AI Lab's Qwen3.6-27B recipe), 2 on Orin (vLLM's
+# Qwen recipes), where there is less compute to spare for rejected tokens.
+DEFAULT_MTP_NUM_SPECULATIVE_TOKENS = {'thor': 4, 'orin': 2}
 
 
 def family(product_line):
@@ -78,6 +81,8 @@ NVIDIA_AI_IOT_REPOSITORIES = ('ghcr.io/nvidia-ai-iot/vllm', 'dustynv/vllm')
 UPSTREAM_MIN_VLLM = (0, 20)        # Thor, and Orin on L4T r39+
 MIN_VLLM_SPECULATIVE_CONFIG = (0, 10)   # any speculation: the JSON --speculative-config form and EAGLE-3
 MIN_VLLM_DRAFT_MODEL = (0, 15)          # draft_model is rejected at startup up to 0.14.x
+MIN_VLLM_MTP = (0, 11)                  # method "mtp": 0.10.2 knows only deepseek_mtp/ernie_mtp/qwen3_next_mtp
+MIN_VLLM_SUFFIX = (0, 12)               # method "suffix" and its suffix_decoding_* keys (absent from 0.11.0)
 ORIN_UPSTREAM_L4T_MAJOR = 39       # JetPack 7.2: Orin moves to upstream vLLM
 
 

@@ -7,17 +7,22 @@
 path: the sum of the weight files (``*.safetensors``, ``*.bin``, ``*.pt``, ``*.gguf``) directly
 in that directory, in MB rounded up. Symbolic links (the Hugging Face cache layout) are
 followed; only regular files count.
+
+It also reads a local target's ``config.json`` (``local_model_config``), from which the plan tells
+whether the target carries its own multi-token-prediction (MTP) layers.
 """
 
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import json
 import os
 import stat
 
 WEIGHT_SUFFIXES = ('.safetensors', '.bin', '.pt', '.gguf')
 MAX_ENTRIES = 10000  # a model directory has a few dozen files; stop counting beyond this
 MB = 1024 * 1024
+MAX_CONFIG_BYTES = 4 * MB  # a model's config.json is a few KB; a larger file is not one
 
 
 def weights_size_mb(path):
@@ -44,3 +49,30 @@ def weights_size_mb(path):
     if not found:
         return None
     return (total + MB - 1) // MB
+
+
+def local_model_config(path):
+    """The parsed ``config.json`` of the local model directory ``path`` (a dict), or None.
+
+    None when there is no such regular file (a FIFO, a directory, a dangling link), it is larger than
+    MAX_CONFIG_BYTES, unreadable, not JSON or not a JSON object: the plan then knows nothing from it.
+    """
+    name = os.path.join(path, 'config.json')
+    try:
+        fd = os.open(name, os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0))
+    except (IOError, OSError):
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CONFIG_BYTES:
+            return None
+        data = os.read(fd, MAX_CONFIG_BYTES + 1)
+    except (IOError, OSError):
+        return None
+    finally:
+        os.close(fd)
+    try:
+        config = json.loads(data.decode('utf-8'))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return config if isinstance(config, dict) else None

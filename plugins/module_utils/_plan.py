@@ -14,7 +14,7 @@ __metaclass__ = type
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _devices
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._catalogue import (
-    CATALOGUE_ENTRY_KEYS, builtin_catalogue, draft_size_estimate)
+    CATALOGUE_ENTRY_KEYS, builtin_catalogue, draft_size_estimate, mtp_layers)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import (
     EPSILON, MAX_NUM_SPECULATIVE_TOKENS, SpeculativeInputError, _at_least, _is_int, _vstr, check_bool, check_float,
     check_image_ref, check_int, check_model_ref, check_vllm_version, show)
@@ -24,7 +24,12 @@ from ansible_collections.jetson_llm.vllm.plugins.module_utils._startup import FA
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._version import parse_version
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._verdict import metric, runs_by_concurrency, unwrap_benchmark
 
-METHODS = ('auto', 'eagle3', 'draft_model', 'ngram')
+METHODS = ('auto', 'eagle3', 'draft_model', 'mtp', 'ngram', 'suffix')
+# Methods that load no draft weights (prompt lookup, suffix trees): no utilisation step, no headroom check, and the
+# only ones an Orin NX / Nano may try without allow_small_devices (when asked for by name; auto never picks them).
+MEMORY_FREE_METHODS = ('ngram', 'suffix')
+# Methods whose config names no model (vLLM sets it: the target itself for mtp, the method's name otherwise).
+MODEL_FREE_METHODS = ('mtp',) + MEMORY_FREE_METHODS
 
 # Documented defaults (each is an option of speculative_plan).
 PLAN_DEFAULTS = {
@@ -43,6 +48,10 @@ PLAN_DEFAULTS = {
 # Every way a start-up fails, as vllm_health classifies it: each is a valid previous_attempt.failure.
 STARTUP_FAILURES = FAILURE_KINDS
 DEFAULT_NUM_SPECULATIVE_TOKENS = _devices.DEFAULT_NUM_SPECULATIVE_TOKENS
+DEFAULT_MTP_NUM_SPECULATIVE_TOKENS = _devices.DEFAULT_MTP_NUM_SPECULATIVE_TOKENS
+# The first vLLM release that runs each method (the JSON form itself: MIN_VLLM_SPECULATIVE_CONFIG).
+MIN_VLLM_BY_METHOD = {'draft_model': MIN_VLLM_DRAFT_MODEL, 'mtp': _devices.MIN_VLLM_MTP,
+                      'suffix': _devices.MIN_VLLM_SUFFIX}
 
 MIN_VLLM_UPSTREAM_JETSON = _devices.UPSTREAM_MIN_VLLM
 UPSTREAM_IMAGE = _devices.UPSTREAM_IMAGE
@@ -131,21 +140,22 @@ def merge_catalogue(override):
     if override is None:
         return merged
     if not isinstance(override, dict):
-        raise SpeculativeInputError('catalogue must be a dictionary of target model -> {eagle3_head, draft_model}, '
-                                    'got %r.' % (override,))
+        raise SpeculativeInputError('catalogue must be a dictionary of target model -> {eagle3_head, draft_model, '
+                                    'mtp}, got %r.' % (override,))
     for target, entry in override.items():
         check_model_ref('catalogue key', target)
         if not isinstance(entry, dict):
-            raise SpeculativeInputError('catalogue entry for %s must be a dictionary with eagle3_head and/or '
-                                        'draft_model, got %r.' % (target, entry))
+            raise SpeculativeInputError('catalogue entry for %s must be a dictionary with eagle3_head, draft_model '
+                                        'and/or mtp, got %r.' % (target, entry))
         unknown = sorted(set(entry) - set(CATALOGUE_ENTRY_KEYS))
         if unknown:
             raise SpeculativeInputError('catalogue entry for %s has unknown keys %s; allowed: %s.'
                                         % (target, ', '.join(unknown), ', '.join(CATALOGUE_ENTRY_KEYS)))
         clean = {}
-        for key in CATALOGUE_ENTRY_KEYS:
+        for key in ('eagle3_head', 'draft_model'):
             value = entry.get(key)
             clean[key] = check_model_ref('catalogue[%s].%s' % (target, key), value) if value else None
+        clean['mtp'] = check_bool('catalogue[%s].mtp' % target, entry.get('mtp', False))
         clean['alternatives'] = []
         merged[target.lower()] = clean
     return merged
@@ -259,11 +269,13 @@ def plan(jetson, target_model, expected_concurrency, baseline_gpu_memory_utiliza
          min_free_memory_after_draft_mb=PLAN_DEFAULTS['min_free_memory_after_draft_mb'],
          min_acceptance_for_more_tokens=PLAN_DEFAULTS['min_acceptance_for_more_tokens'],
          baseline_benchmark=None, max_ttft_share=PLAN_DEFAULTS['max_ttft_share'], smaller_draft_model=None,
-         previous_attempt=None, measure_path=None):
+         previous_attempt=None, measure_path=None, read_model_config=None):
     """Decide whether and how this Jetson should speculate. See the module documentation.
 
     ``measure_path(path) -> MB or None`` sizes a local draft's weights (the module passes
-    ``_draft_size.weights_size_mb``); without it a local path is not measured.
+    ``_draft_size.weights_size_mb``); without it a local path is not measured. ``read_model_config(path) -> dict or
+    None`` reads a local target's config.json (the module passes ``_draft_size.local_model_config``), which tells
+    whether the target has MTP layers; without it only the catalogue tells.
 
     Returns a dict: enable, reasons, refused_by, warnings, method, speculative_config,
     speculative_config_json, gpu_memory_utilization, baseline_gpu_memory_utilization,
@@ -317,12 +329,14 @@ def plan(jetson, target_model, expected_concurrency, baseline_gpu_memory_utiliza
         method, draft_model = 'draft_model', smaller_draft_model
 
     # ---- family ---------------------------------------------------------------------------
-    small = _family_rule(d, facts, allow_small_devices)
-    default_k = DEFAULT_NUM_SPECULATIVE_TOKENS.get(facts['generation'])
+    small = _family_rule(d, facts, allow_small_devices, method)
 
     # ---- method ---------------------------------------------------------------------------
+    layers = _target_mtp_layers(target_model, read_model_config)
     chosen, model, model_source = _method_rule(d, facts, method, target_model, eagle3_head, draft_model,
-                                               merged_catalogue, small)
+                                               merged_catalogue, small, layers, version)
+    defaults = DEFAULT_MTP_NUM_SPECULATIVE_TOKENS if chosen == 'mtp' else DEFAULT_NUM_SPECULATIVE_TOKENS
+    default_k = defaults.get(facts['generation'])
 
     # ---- workload: concurrency and TPOT-bound ---------------------------------------------
     _concurrency_rule(d, expected_concurrency, opts)
@@ -335,6 +349,8 @@ def plan(jetson, target_model, expected_concurrency, baseline_gpu_memory_utiliza
 
     # ---- num_speculative_tokens -----------------------------------------------------------
     k = _tokens_rule(d, facts, default_k, num_speculative_tokens, measured_acceptance_rate, strict, opts)
+    if chosen == 'mtp':
+        k = _mtp_tokens_rule(d, k, layers, num_speculative_tokens)
 
     # ---- memory ---------------------------------------------------------------------------
     draft_mb, draft_source = _draft_size(d, chosen, model, draft_size_mb, measure_path)
@@ -348,10 +364,14 @@ def plan(jetson, target_model, expected_concurrency, baseline_gpu_memory_utiliza
     config = {}
     if chosen is not None and k is not None:
         config = {'method': chosen, 'num_speculative_tokens': k}
-        if chosen in ('eagle3', 'draft_model'):
+        if chosen not in MODEL_FREE_METHODS:
             config['model'] = model
             config['draft_tensor_parallel_size'] = 1
         config.update(extra)
+        if chosen == 'ngram' and 'prompt_lookup_min' not in (extra_config or {}) \
+                and 'prompt_lookup_max' not in (extra_config or {}):
+            d.ground('ngram looks up %s-token windows of the prompt (vLLM\'s default prompt_lookup_min = '
+                     'prompt_lookup_max = %s, written out).' % (config['prompt_lookup_max'], config['prompt_lookup_max']))
         if model is not None and model == target_model:
             d.warn('The draft is the target model itself (%s): every token is accepted but nothing is saved; '
                    'this is only useful in tests.' % model)
@@ -504,6 +524,8 @@ def _ttft_rule(d, share, opts):
 
 def _draft_size(d, method, model, given, measure_path):
     """(draft size in MB or None, source): given, catalogue estimate, or measured local weights."""
+    if method == 'mtp':  # the target's own MTP layers: only the operator knows their size
+        return (given, 'option') if given is not None else (None, None)
     if method not in ('eagle3', 'draft_model') or model is None:
         return None, None
     if given is not None:
@@ -521,8 +543,12 @@ def _draft_size(d, method, model, given, measure_path):
     return None, None
 
 
-def _family_rule(d, facts, allow_small_devices):
-    """Return True for a small device (Orin NX / Nano) that is allowed to go on."""
+def _family_rule(d, facts, allow_small_devices, method):
+    """Return True for a small device (Orin NX / Nano) that is allowed to go on.
+
+    A small device goes on with allow_small_devices (a draft model, ngram or suffix; never EAGLE-3), or without
+    it when the operator asked for a memory-free method by name (ngram, suffix: no draft weights to fit).
+    """
     label = _device_label(facts)
     if facts['is_jetson'] is False:
         d.refuse('family', 'This host is not a Jetson%s: speculative decoding is planned only for Jetson Thor and '
@@ -536,15 +562,23 @@ def _family_rule(d, facts, allow_small_devices):
                  % (label, 'Thor' if generation == 'thor' else 'AGX Orin'))
         return False
     if generation == 'orin' and allowed == 'small':
+        if method in MEMORY_FREE_METHODS and not allow_small_devices:
+            d.warn('%s: method %s was asked for by name; it loads no draft weights, so it is tried here without '
+                   'allow_small_devices. The benchmark decides, as for any method.' % (label, method))
+            d.ground('%s may try %s speculation: it needs no memory for a draft (EAGLE-3 and draft models stay '
+                     'refused on this device without allow_small_devices).' % (label, method))
+            return True
         if not allow_small_devices:
             d.refuse('family', '%s is not planned for speculation: its shared CPU+GPU memory rarely holds the target '
-                     'plus a draft and the server runs out of memory at startup (EAGLE-3 never; draft_model only '
-                     'with allow_small_devices). Serve a smaller or better-quantised model, or tune memory, instead.'
+                     'plus a draft and the server runs out of memory at startup (EAGLE-3 never; draft_model and mtp '
+                     'only with allow_small_devices; ngram and suffix, which load no draft, when asked for by name '
+                     'with method). Serve a smaller or better-quantised model, or tune memory, instead.'
                      % label, ['smaller_model', 'better_quantisation', 'memory_tuning', 'no_speculation'])
             return False
         d.warn('%s: speculation allowed by allow_small_devices; expect out-of-memory at startup unless the target is '
                'small. EAGLE-3 stays refused on this device.' % label)
-        d.ground('%s may try draft-model or ngram speculation because allow_small_devices is true.' % label)
+        d.ground('%s may try draft-model, mtp, ngram or suffix speculation because allow_small_devices is true.'
+                 % label)
         return True
     if generation == 'orin':
         d.refuse('family', 'The Orin module type is unknown (product_line %r): AGX Orin cannot be told from Orin NX/'
@@ -560,9 +594,27 @@ def _family_rule(d, facts, allow_small_devices):
     return False
 
 
-def _method_rule(d, facts, method, target_model, eagle3_head, draft_model, catalogue, small):
-    """Return (method, model, draft_source) or (None/method, None, None) with a refusal."""
+def _target_mtp_layers(target_model, read_model_config):
+    """(layers, source): the MTP layers a local target's config.json declares, else (None, None)."""
+    if read_model_config is None or not target_model.startswith('/'):
+        return None, None
+    layers = mtp_layers(read_model_config(target_model))
+    return (layers, 'config.json') if layers is not None else (None, None)
+
+
+def _method_rule(d, facts, method, target_model, eagle3_head, draft_model, catalogue, small, layers=(None, None),
+                 version=None):
+    """Return (method, model, draft_source) or (None/method, None, None) with a refusal.
+
+    ``layers`` is (MTP layers, 'config.json') for a local target whose config says, else (None, None).
+    """
     entry = lookup_catalogue(catalogue, target_model)
+    mtp_count, mtp_source = layers
+    if mtp_count is None and entry.get('mtp'):
+        mtp_count, mtp_source = None, 'catalogue'
+    has_mtp = bool(mtp_count) or mtp_source == 'catalogue'
+    mtp_where = ('%s MTP layer(s) in its config.json' % mtp_count if mtp_source == 'config.json'
+                 else 'MTP layers, from the catalogue')
     head, head_source = (eagle3_head, 'option') if eagle3_head else (entry.get('eagle3_head'), 'catalogue')
     draft, draft_source = (draft_model, 'option') if draft_model else (entry.get('draft_model'), 'catalogue')
     if not head:
@@ -575,11 +627,32 @@ def _method_rule(d, facts, method, target_model, eagle3_head, draft_model, catal
     never_eagle3 = ('Never EAGLE-3 on %s: there is rarely room for the target plus the head and the server runs out '
                     'of memory at startup.' % _device_label(facts))
 
-    if method == 'ngram':
+    if method in MEMORY_FREE_METHODS:
+        what = 'ngram (prompt lookup)' if method == 'ngram' else 'suffix (suffix decoding, Arctic Inference)'
         if eagle3_head or draft_model:
-            d.warn('method ngram (prompt lookup) uses no draft weights: eagle3_head/draft_model are ignored.')
-        d.ground('Method ngram (prompt lookup) was asked for explicitly; it needs no draft weights.')
-        return 'ngram', None, None
+            d.warn('method %s uses no draft weights: eagle3_head/draft_model are ignored.' % what)
+        d.ground('Method %s was asked for explicitly; it needs no draft weights.' % what)
+        if method == 'suffix':
+            d.warn('Suffix decoding needs the arctic-inference package in the vLLM environment; without it vLLM '
+                   'refuses to start ("Arctic Inference is required for suffix decoding") and the change is '
+                   'reverted.')
+        return method, None, None
+    if method == 'mtp':
+        if eagle3_head or draft_model:
+            d.warn('method mtp drafts with the target\'s own MTP layers: eagle3_head/draft_model are ignored.')
+        if mtp_source == 'config.json' and not mtp_count:
+            d.refuse('method', 'method mtp was asked for, but %s declares no MTP layers in its config.json '
+                     '(num_nextn_predict_layers / mtp_num_hidden_layers): vLLM has nothing to draft with. Use '
+                     'another method or do not speculate.' % target_model, ['provide_draft_model', 'no_speculation'])
+            return 'mtp', None, None
+        if has_mtp:
+            d.ground('Method mtp: %s has %s; no head or draft to download.' % (target_model, mtp_where))
+            return 'mtp', None, mtp_source
+        d.warn('method mtp was asked for; whether %s has MTP layers is not known here (not a local model with a '
+               'config.json, not in the catalogue): vLLM refuses to start if it has none, and the change is '
+               'reverted.' % target_model)
+        d.ground('Method mtp was asked for explicitly (the target\'s own MTP layers).')
+        return 'mtp', None, None
     if method == 'eagle3':
         if eagle3_blocked:
             d.refuse('method', never_eagle3, ['provide_draft_model', 'smaller_model', 'no_speculation'])
@@ -598,7 +671,16 @@ def _method_rule(d, facts, method, target_model, eagle3_head, draft_model, catal
             return 'draft_model', None, None
         _draft_ground(d, draft, draft_source, target_model)
         return 'draft_model', draft, draft_source
-    # auto
+    # auto: what the operator passed first, then the target's own MTP layers, then the catalogue's head or draft
+    if has_mtp and not eagle3_head and not draft_model:
+        minimum = MIN_VLLM_BY_METHOD['mtp']
+        if version is not None and not _at_least(version, minimum):
+            d.warn('%s has %s, but vLLM %s predates method mtp (%s+): planning the other methods instead.'
+                   % (target_model, mtp_where, _vstr(version), _vstr(minimum)))
+        else:
+            d.ground('Method auto chose mtp: %s has %s; no head or draft to download, and almost no extra memory.'
+                     % (target_model, mtp_where))
+            return 'mtp', None, mtp_source
     if head and not eagle3_blocked:
         if draft_model:
             d.warn('Both an EAGLE-3 head (%s) and draft_model %s are available: EAGLE-3 is preferred; set method: '
@@ -757,6 +839,14 @@ def _runtime_rule(d, facts, version, image, method):
                      'from %s.' % (_vstr(version), _vstr(MIN_VLLM_DRAFT_MODEL)), ['upgrade_vllm', 'no_speculation'])
         else:
             d.ground('vLLM %s supports draft-model speculation (>= %s).' % (_vstr(version), _vstr(MIN_VLLM_DRAFT_MODEL)))
+    elif method in ('mtp', 'suffix'):
+        minimum = MIN_VLLM_BY_METHOD[method]
+        if not _at_least(version, minimum):
+            d.refuse('runtime', 'vLLM %s does not know method %s (it first ships in %s): it refuses the '
+                     '--speculative-config.' % (_vstr(version), method, _vstr(minimum)),
+                     ['upgrade_vllm', 'no_speculation'])
+        else:
+            d.ground('vLLM %s supports method %s (>= %s).' % (_vstr(version), method, _vstr(minimum)))
 
 
 def _tokens_rule(d, facts, default_k, override, acceptance, strict, opts):
@@ -785,6 +875,26 @@ def _tokens_rule(d, facts, default_k, override, acceptance, strict, opts):
     return default_k
 
 
+def _mtp_tokens_rule(d, k, layers, override):
+    """K for method mtp, given the target's MTP layer count n when config.json says it.
+
+    vLLM (vllm/config/speculative.py, 0.11 to 0.32) reuses the n layers in turn: K above n must be a multiple of n,
+    else it refuses to start ("num_speculative_tokens:K must be divisible by n_predict=n"). A default K is rounded
+    down to a multiple (or to n); a K the operator gave that vLLM would refuse is an input error.
+    """
+    count, source = layers
+    if k is None or source != 'config.json' or not count or k <= count or k % count == 0:
+        return k
+    if override is not None:
+        raise SpeculativeInputError('num_speculative_tokens %s: the target has %s MTP layers, and vLLM needs a value '
+                                    'up to %s or a multiple of it ("must be divisible by n_predict"); try %s.'
+                                    % (override, count, count, (k // count) * count))
+    fitted = (k // count) * count
+    d.ground('num_speculative_tokens %s (the default %s rounded down to a multiple of the target\'s %s MTP layers, '
+             'as vLLM requires).' % (fitted, k, count))
+    return fitted
+
+
 def _memory_rule(d, method, baseline, free_mb, draft_mb, facts, opts):
     """Return the new gpu_memory_utilization (the baseline for ngram / refusals).
 
@@ -792,9 +902,9 @@ def _memory_rule(d, method, baseline, free_mb, draft_mb, facts, opts):
     speculation is enabled only when the MEASURED free memory leaves min_free_memory_after_draft_mb
     after the draft; elsewhere an unknown free memory or draft size is only a warning.
     """
-    if method == 'ngram':
-        d.ground('ngram needs no draft weights: gpu_memory_utilization stays at %.2f and the draft headroom check '
-                 'does not apply.' % baseline)
+    if method in MEMORY_FREE_METHODS:
+        d.ground('%s needs no draft weights: gpu_memory_utilization stays at %.2f and the draft headroom check '
+                 'does not apply.' % (method, baseline))
         return round(baseline, 2)
     ceiling, floor = opts['gpu_memory_utilization_ceiling'], opts['min_gpu_memory_utilization']
     step, need = opts['gpu_memory_utilization_step'], opts['min_free_memory_after_draft_mb']

@@ -17,7 +17,7 @@ import re
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _devices
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._serve_args import human_readable_int, last_option_value
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import (
-    SpeculativeInputError, _at_least, _is_int, _vstr, check_int)
+    SpeculativeInputError, _at_least, _is_int, _vstr, check_float, check_int)
 
 # vLLM version minimums (the runtime rule's table is _devices).
 MIN_VLLM_SPECULATIVE_CONFIG = _devices.MIN_VLLM_SPECULATIVE_CONFIG
@@ -31,6 +31,14 @@ CONFIG_KEYS_ALL_VERSIONS = ('method', 'model', 'num_speculative_tokens', 'draft_
 # num_speculative_tokens_per_batch_size: Dynamic SD (vllm PR #32374), first released in 0.24.0 (absent from the 0.23.0
 # sdist's vllm/config/speculative.py; 0.24.0's vllm/v1/spec_decode/dynamic/utils.py validates it as 0.32 does).
 CONFIG_KEYS_SINCE = {'num_speculative_tokens_per_batch_size': (0, 24)}
+# Suffix decoding's keys: vllm/config/speculative.py of the 0.12.0 sdist adds them with method suffix (0.11.0 has
+# neither the method nor the keys; 0.32.0 has both unchanged).
+SUFFIX_KEYS = ('suffix_decoding_max_tree_depth', 'suffix_decoding_max_cached_requests',
+               'suffix_decoding_max_spec_factor', 'suffix_decoding_min_token_prob')
+CONFIG_KEYS_SINCE.update((key, (0, 12)) for key in SUFFIX_KEYS)
+# ngram's prompt lookup window when neither bound is given: vLLM's own default (min = max = 5, the 0.10.2 and
+# later vllm/config SpeculativeConfig.__post_init__), written out so every version runs the same window.
+NGRAM_DEFAULT_LOOKUP = 5
 # Keys per method; keys the plan sets itself from its options may not come through extra_config.
 CONFIG_KEYS_BY_METHOD = {
     'eagle3': ('method', 'model', 'num_speculative_tokens', 'draft_tensor_parallel_size', 'quantization',
@@ -39,6 +47,11 @@ CONFIG_KEYS_BY_METHOD = {
                     'max_model_len', 'revision', 'code_revision', 'num_speculative_tokens_per_batch_size'),
     'ngram': ('method', 'num_speculative_tokens', 'prompt_lookup_min', 'prompt_lookup_max', 'max_model_len',
               'num_speculative_tokens_per_batch_size'),
+    # The target's own MTP layers: no model key (vLLM drafts with the target checkpoint).
+    'mtp': ('method', 'num_speculative_tokens', 'quantization', 'max_model_len',
+            'num_speculative_tokens_per_batch_size'),
+    # Suffix decoding (Arctic Inference): num_speculative_tokens is its per-step maximum.
+    'suffix': ('method', 'num_speculative_tokens') + SUFFIX_KEYS,
 }
 CONFIG_KEYS_FROM_OPTIONS = {
     'method': 'method',
@@ -111,9 +124,11 @@ def validate_extra_config(extra, method, version, num_speculative_tokens, tensor
             and clean['prompt_lookup_min'] > clean['prompt_lookup_max']:
         raise SpeculativeInputError('extra_config: prompt_lookup_min=%s must be <= prompt_lookup_max=%s.'
                                     % (clean['prompt_lookup_min'], clean['prompt_lookup_max']))
-    if method == 'ngram' and 'prompt_lookup_max' not in clean:
-        raise SpeculativeInputError('method ngram (prompt lookup) needs extra_config.prompt_lookup_max (an integer '
-                                    '>= 1, e.g. 4; prompt_lookup_min is optional).')
+    if method == 'ngram':
+        # As vLLM does: a missing bound takes the other's value, and neither means min = max = 5.
+        given = clean.get('prompt_lookup_max', clean.get('prompt_lookup_min', NGRAM_DEFAULT_LOOKUP))
+        clean.setdefault('prompt_lookup_min', given)
+        clean.setdefault('prompt_lookup_max', given)
     return clean
 
 
@@ -127,6 +142,16 @@ def _check_config_value(key, value, num_speculative_tokens, tensor_parallel_size
         return value
     if key in ('max_model_len', 'prompt_lookup_min', 'prompt_lookup_max'):
         return check_int(name, value, minimum=1)
+    # Suffix decoding: vLLM's own lower bounds (_validate_suffix_decoding); the upper bounds are this
+    # collection's (vLLM defaults: depth 24, 10000 cached requests, factor 1.0).
+    if key == 'suffix_decoding_max_tree_depth':
+        return check_int(name, value, minimum=1, maximum=4096)
+    if key == 'suffix_decoding_max_cached_requests':
+        return check_int(name, value, minimum=0, maximum=10 ** 8)
+    if key == 'suffix_decoding_max_spec_factor':
+        return check_float(name, value, minimum=0.0, maximum=1000.0)
+    if key == 'suffix_decoding_min_token_prob':
+        return check_float(name, value, minimum=0.0, maximum=1.0)
     if key == 'quantization':
         if not isinstance(value, str) or not _QUANTIZATION.match(value):
             raise SpeculativeInputError("%s must be a vLLM quantization name such as fp8 or awq_marlin (lower-case "

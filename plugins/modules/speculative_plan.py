@@ -14,31 +14,42 @@ version_added: 0.1.0
 description:
   - Pure decision, runs anywhere and changes nothing. From the Jetson facts (M(jetson_llm.vllm.jetson_facts)), the
     target model and the baseline service settings, decide whether to add C(--speculative-config) to the
-    C(vllm serve) command, with which method (EAGLE-3, draft model or n-gram prompt lookup), which JSON, which
+    C(vllm serve) command, with which method (EAGLE-3, a draft model, the target's own MTP layers, n-gram prompt
+    lookup or suffix decoding), which JSON, which
     C(num_speculative_tokens) and which lowered C(--gpu-memory-utilization).
-  - "Families: Jetson Thor and AGX Orin may speculate. Orin NX and Orin Nano never use EAGLE-3 and use a draft
-    model (or n-gram) only with O(allow_small_devices=true). Xavier, unidentified devices and non-Jetson hosts are
+  - "Families: Jetson Thor and AGX Orin may speculate. Orin NX and Orin Nano never use EAGLE-3; they use a draft
+    model or MTP only with O(allow_small_devices=true), and the memory-free V(ngram) and V(suffix) when O(method)
+    names them (with a warning; the benchmark decides). Xavier, unidentified devices and non-Jetson hosts are
     refused."
   - "Concurrency: up to O(max_good_concurrency) (2) is good; above it and below O(refuse_concurrency) (8) is
     allowed with a warning; O(refuse_concurrency) and more is refused."
-  - "Method V(auto): EAGLE-3 when a head is given (O(eagle3_head)) or published for the target (the catalogue), else
-    a draft model (O(draft_model) or a catalogued same-family draft), else refused: no published EAGLE-3 head and
-    no draft, do not train one ad hoc. V(ngram) is used only when asked for explicitly."
+  - "Method V(auto): EAGLE-3 when O(eagle3_head) is given, a draft model when O(draft_model) is given; else V(mtp)
+    when the target carries its own MTP layers (a local target's C(config.json) declares
+    C(num_nextn_predict_layers) or C(mtp_num_hidden_layers) > 0, at the top level or in C(text_config); otherwise
+    the catalogue says so) and vLLM is 0.11+; else a published EAGLE-3 head (the catalogue), else a catalogued
+    same-family draft, else refused: no published EAGLE-3 head and no draft, do not train one ad hoc. V(ngram) and
+    V(suffix) are used only when asked for explicitly."
+  - "V(mtp): no C(model) key (vLLM drafts with the target checkpoint); C(num_speculative_tokens) 4 on Thor, 2 on
+    Orin; with n MTP layers known, a K above n must be a multiple of n (vLLM refuses others), so the default is
+    rounded down and a given value that vLLM would refuse fails the task. Refused when the target's config.json
+    declares no MTP layers."
   - "Workload: speculation does not reduce TTFT-dominated latency. With O(baseline_benchmark), the plan is refused
     when TTFT is more than O(max_ttft_share) of the end-to-end latency at concurrency 1; without it, a warning."
-  - "Runtime: Thor runs only upstream vLLM 0.20+ (C(vllm/vllm-openai)) or a validated native vLLM 0.20+: any
-    NVIDIA-AI-IOT image (repository C(ghcr.io/nvidia-ai-iot/vllm) or C(dustynv/vllm), any tag or digest) is
-    refused, another image gets a warning. Orin on L4T r39+ needs upstream vLLM 0.20+ (NVIDIA-AI-IOT images refused,
+  - "Runtime: Thor runs upstream vLLM 0.20+ (C(vllm/vllm-openai), never an upstream C(-cu12x) tag, which has no
+    sm_110 kernels), NVIDIA's Thor image (C(ghcr.io/nvidia-ai-iot/vllm:latest-jetson-thor)) or a validated native
+    vLLM 0.20+: the NVIDIA-AI-IOT Orin image is refused, an NVIDIA-AI-IOT tag that names no device gets a warning,
+    another image gets a warning. Orin on L4T r39+ needs upstream vLLM 0.20+ (NVIDIA-AI-IOT images refused,
     another image warned about as on Thor); older Orin uses the NVIDIA-AI-IOT image; an Orin with an unknown L4T
     release is assumed pre-r39, with the warning M(jetson_llm.vllm.jetson_facts) gives. V(draft_model) needs vLLM
-    0.15+; any speculation needs vLLM 0.10+. An unknown vLLM version gives a warning; an upstream image tag that
+    0.15+, V(mtp) 0.11+, V(suffix) 0.12+; any speculation needs vLLM 0.10+. An unknown vLLM version gives a warning; an upstream image tag that
     names another version than O(vllm_version) fails the task."
   - "Memory: the new C(gpu_memory_utilization) is the baseline minus O(gpu_memory_utilization_step) (0.05),
     rounded to 2 decimals; refused below O(min_gpu_memory_utilization), or when free memory minus the draft size
     would be below O(min_free_memory_after_draft_mb) (2048 MB). Near the ceiling (the baseline within one
     O(gpu_memory_utilization_step) of O(gpu_memory_utilization_ceiling), or above it) the free memory must be
     measured (O(free_memory_mb) or C(jetson.memory.available_mb)) and the draft size known; otherwise it is
-    refused with the action to free memory first. V(ngram) loads no draft, so these checks do not apply to it."
+    refused with the action to free memory first. V(ngram) and V(suffix) load no draft, so these checks do not
+    apply to them; V(mtp) lowers the utilisation like a draft, and its size is known only from O(draft_size_mb)."
   - "Draft size: O(draft_size_mb), else the catalogue's estimate for the head or draft, else the size of the weight
     files when the draft is a local path; else the headroom check is skipped with a warning."
   - "Start-up failures: with O(previous_attempt) the plan returns the next step in the specification's order: after
@@ -77,9 +88,16 @@ options:
     description:
       - V(auto) picks EAGLE-3, then a draft model, as described above.
       - V(eagle3) and V(draft_model) force the method (refused when no head or draft is known).
-      - V(ngram) (prompt lookup, no draft weights) needs C(prompt_lookup_max) in O(extra_config).
+      - V(mtp) drafts with the target's own multi-token-prediction layers (vLLM 0.11+).
+      - V(ngram) (prompt lookup, no draft weights) takes C(prompt_lookup_min) / C(prompt_lookup_max) from
+        O(extra_config); a missing bound takes the other's value, neither gives vLLM's default window of 5, written
+        out in the config.
+      - V(suffix) (suffix decoding, no draft weights, vLLM 0.12+) needs the C(arctic-inference) package in the vLLM
+        environment; O(extra_config) may set C(suffix_decoding_max_tree_depth),
+        C(suffix_decoding_max_cached_requests), C(suffix_decoding_max_spec_factor) and
+        C(suffix_decoding_min_token_prob).
     type: str
-    choices: [auto, eagle3, draft_model, ngram]
+    choices: [auto, eagle3, draft_model, mtp, ngram, suffix]
     default: auto
   eagle3_head:
     description:
@@ -149,9 +167,12 @@ options:
     description:
       - Further SpeculativeConfig keys, validated against what vLLM accepts for the chosen method and version.
       - "Allowed for V(eagle3) and V(draft_model): C(draft_tensor_parallel_size) (1 or O(tensor_parallel_size)),
-        C(quantization), C(max_model_len), C(revision), C(code_revision); for V(ngram): C(prompt_lookup_max)
-        (required), C(prompt_lookup_min) (at most C(prompt_lookup_max)), C(max_model_len); for every method from
-        vLLM 0.24: C(num_speculative_tokens_per_batch_size)."
+        C(quantization), C(max_model_len), C(revision), C(code_revision); for V(mtp): C(quantization),
+        C(max_model_len); for V(ngram): C(prompt_lookup_max), C(prompt_lookup_min) (at most C(prompt_lookup_max);
+        a missing one takes the other's value, neither gives 5 and 5), C(max_model_len); for V(suffix), vLLM 0.12+:
+        C(suffix_decoding_max_tree_depth) (1 to 4096), C(suffix_decoding_max_cached_requests) (0 to 10**8),
+        C(suffix_decoding_max_spec_factor) (0 to 1000), C(suffix_decoding_min_token_prob) (0 to 1); for every
+        method but V(suffix) from vLLM 0.24: C(num_speculative_tokens_per_batch_size)."
       - C(method), C(model) and C(num_speculative_tokens) come from the options above; C(tensor_parallel_size)
         is refused with vLLM's own hint (pass C(draft_tensor_parallel_size)); unknown keys are refused with the
         allowed list (vLLM 0.20+ rejects them at startup and older versions silently drop them).
@@ -159,13 +180,15 @@ options:
     default: {}
   allow_small_devices:
     description:
-      - Allow draft-model or n-gram speculation on Orin NX and Orin Nano (EAGLE-3 stays refused there).
+      - Allow draft-model or MTP speculation on Orin NX and Orin Nano (EAGLE-3 stays refused there). V(ngram) and
+        V(suffix) need no draft memory and are tried there without it when O(method) names them.
     type: bool
     default: false
   catalogue:
     description:
-      - Extra or replacement catalogue entries, target repo id -> C({eagle3_head, draft_model}). An entry
-        replaces the shipped one for that target; a null value means "none".
+      - Extra or replacement catalogue entries, target repo id -> C({eagle3_head, draft_model, mtp}). An entry
+        replaces the shipped one for that target; a null value means "none"; C(mtp) (boolean, default false) says
+        the target checkpoint has its own MTP layers.
     type: dict
   tensor_parallel_size:
     description:
@@ -371,6 +394,16 @@ EXAMPLES = r'''
     extra_config:
       prompt_lookup_max: 4
       prompt_lookup_min: 2
+
+# A target with its own MTP layers (config.json: num_nextn_predict_layers or mtp_num_hidden_layers):
+# method auto plans {"method": "mtp", "num_speculative_tokens": 4} on Thor
+- name: Plan MTP speculation for a local Qwen3-Next checkpoint
+  jetson_llm.vllm.speculative_plan:
+    jetson: "{{ ansible_facts.jetson }}"
+    target_model: /opt/models/Qwen3-Next-80B-A3B-Instruct-FP8
+    expected_concurrency: 1
+    baseline_gpu_memory_utilization: 0.8
+    vllm_version: "0.32.0"
 '''
 
 RETURN = r'''
@@ -399,17 +432,20 @@ decision_warnings:
   elements: str
   sample: ["Expected concurrency 4 is above 2: speculation usually loses as concurrency grows; the benchmark at concurrency 8 decides."]
 method:
-  description: The chosen method (V(eagle3), V(draft_model), V(ngram)), or null when none could be chosen.
+  description: The chosen method (V(eagle3), V(draft_model), V(mtp), V(ngram), V(suffix)), or null when none could
+    be chosen.
   returned: always
   type: str
   sample: eagle3
 model:
-  description: The EAGLE-3 head or draft model (null for V(ngram) and when refused for lack of one).
+  description: The EAGLE-3 head or draft model (null for V(mtp), V(ngram), V(suffix) and when refused for lack of
+    one).
   returned: always
   type: str
   sample: yuhuili/EAGLE3-LLaMA3.1-Instruct-8B
 model_source:
-  description: Where RV(model) came from, V(option) or V(catalogue) (null when there is none).
+  description: Where RV(model) came from, V(option) or V(catalogue) (null when there is none); for V(mtp), where
+    the MTP layers are known from, V(config.json) or V(catalogue) (null when not known).
   returned: always
   type: str
   sample: catalogue
@@ -428,7 +464,8 @@ speculative_config_json:
   type: str
   sample: '{"draft_tensor_parallel_size":1,"method":"eagle3","model":"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B","num_speculative_tokens":5}'
 gpu_memory_utilization:
-  description: The C(--gpu-memory-utilization) to use with speculation (the baseline when refused or for V(ngram)).
+  description: The C(--gpu-memory-utilization) to use with speculation (the baseline when refused or for V(ngram)
+    and V(suffix)).
   returned: always
   type: float
   sample: 0.7
@@ -455,7 +492,7 @@ next_step:
   type: str
   sample: lower_gpu_memory_utilization
 draft_size_mb:
-  description: The draft size the memory check used (null when unknown or for V(ngram)).
+  description: The draft size the memory check used (null when unknown or for V(ngram) and V(suffix)).
   returned: always
   type: int
   sample: 1700
@@ -494,7 +531,7 @@ handoff:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._draft_size import weights_size_mb
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._draft_size import local_model_config, weights_size_mb
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._plan import (
     METHODS, PLAN_DEFAULTS, STARTUP_FAILURES, plan)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import SpeculativeInputError
@@ -538,7 +575,7 @@ def main():
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     try:
-        result = plan(measure_path=weights_size_mb, **module.params)
+        result = plan(measure_path=weights_size_mb, read_model_config=local_model_config, **module.params)
     except SpeculativeInputError as exc:
         module.fail_json(msg=str(exc))
     warnings = result.pop('warnings')

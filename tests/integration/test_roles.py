@@ -643,6 +643,24 @@ def test_check_mode_shows_the_planned_unit_and_changes_nothing(fleet):
     assert fleet.main_pid("orin-reject") == pid
     assert not fleet.hosts["orin-reject"].path(FACT).exists()
 
+    # The same host as an Orin Nano (its device files): EAGLE-3 and drafts are refused there, but the memory-free
+    # ngram, asked for by name, is planned like any method (vLLM's default window written out, the utilisation
+    # unchanged) and would be verified by the benchmark; check mode shows it and changes nothing.
+    nano = fleet.hosts["orin-reject"].path("/opt/jetson-identity-nano")
+    if not nano.exists():
+        shutil.copytree(nspawn.FIXTURES / "orin-nano-8gb-super", nano, symlinks=True)
+    _rc, out = fleet.play("orin-reject", check=True,
+                          extra={"jetson_spec_facts_root": "/opt/jetson-identity-nano", "jetson_spec_method": "ngram"})
+    planned = re.search(r'^\+ExecStart=\S.*"--speculative-config" (\S+)', out, re.M)
+    assert planned, "check mode did not show the ngram overlay on the Nano:\n" + out[-3000:]
+    config = json.loads(json.loads(planned.group(1)))
+    assert config == {"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 5,
+                      "prompt_lookup_min": 5}, config
+    assert "asked for by name" in out
+    assert fleet.inside("orin-reject", CANDIDATE) is None
+    assert fleet.sha("orin-reject", UNIT) == unit_before
+    assert fleet.main_pid("orin-reject") == pid
+
 
 # --- reject ------------------------------------------------------------------------------------------
 # draft-heavy, not draft-perfect: a copy of the target gains 5 to 40 % at c=1 on an AVX-512 BF16 / AMX CPU,
@@ -741,11 +759,19 @@ def test_a_power_mode_or_clock_change_is_a_new_baseline_and_the_run_says_so(flee
 # --- start-up failures, a bad draft, a killed controller --------------------------------------------
 def test_draft_with_another_vocabulary_is_classified_config_rejected_and_reverted(fleet):
     unit_before = fleet.read("thor-faults", UNIT)
-    _rc, _out = fleet.play("thor-faults", extra={"jetson_spec_draft_model": str(MODELS / "draft-badvocab"),
-                                                 "jetson_spec_benchmark": SHORT_WORKLOAD,
-                                                 "jetson_spec_fact_file": "/etc/ansible/facts.d/badvocab.fact"})
+    _rc, out = fleet.play("thor-faults", extra={"jetson_spec_draft_model": str(MODELS / "draft-badvocab"),
+                                                "jetson_spec_benchmark": SHORT_WORKLOAD,
+                                                "jetson_spec_fact_file": "/etc/ansible/facts.d/badvocab.fact"})
     fact = json.loads(fleet.read("thor-faults", "/etc/ansible/facts.d/badvocab.fact"))
     assert fact["status"] == "reverted", fact["reasons"]
+    # The page cache is dropped before the candidate starts (a Jetson identity: jetson_spec_drop_caches auto), and
+    # the attempt records MemAvailable before and after; an nspawn host's /proc/sys is read-only, and the run says so.
+    memory = fact["attempts"][0]["memory"]
+    assert memory["available_before_mb"] > 0 and memory["available_after_mb"] > 0, memory
+    assert memory["page_cache_dropped"] is (fleet.hosts["thor-faults"].nsenter(
+        ["sh", "-c", "test -w /proc/sys/vm/drop_caches"], check=False).returncode == 0), memory
+    assert ("MB before dropping the page cache" if memory["page_cache_dropped"]
+            else "The page cache could not be dropped") in out
     assert fact["attempts"][0]["failure"] == "config_rejected"
     assert "same vocabulary size" in fact["attempts"][0]["evidence"], fact["attempts"][0]
     assert len(fact["attempts"]) == 1, "a rejected config is not retried"

@@ -326,9 +326,176 @@ def test_method_ngram_only_when_asked_needs_no_draft_memory():
     assert result['gpu_memory_utilization'] == 0.95  # no draft weights: nothing to make room for
 
 
-def test_method_ngram_needs_prompt_lookup_max():
-    with pytest.raises(SpeculativeInputError, match='prompt_lookup_max'):
-        run(method='ngram')
+@pytest.mark.parametrize('extra, window', [
+    ({}, (5, 5)),                         # vLLM's default, written out
+    ({'prompt_lookup_max': 4}, (4, 4)),   # a missing bound takes the other's value, as vLLM does
+    ({'prompt_lookup_min': 7}, (7, 7)),
+    ({'prompt_lookup_min': 2, 'prompt_lookup_max': 6}, (2, 6)),
+])
+def test_method_ngram_lookup_window_defaults_like_vllm(extra, window):
+    result = run(method='ngram', extra_config=extra)
+    config = result['speculative_config']
+    assert (config['prompt_lookup_min'], config['prompt_lookup_max']) == window
+    assert config['method'] == 'ngram' and 'model' not in config
+
+
+# --- methods of today's vLLM: mtp, suffix; memory-free methods on small devices ------------------
+
+MTP_CONFIG = {'model_type': 'qwen3_next', 'num_nextn_predict_layers': 1}
+
+
+def config_reader(configs):
+    """A read_model_config stand-in: path -> parsed config.json (None: no readable config)."""
+    return configs.get
+
+
+@pytest.mark.parametrize('config, layers', [
+    ({'num_nextn_predict_layers': 1}, 1),
+    ({'mtp_num_hidden_layers': 2}, 2),
+    ({'text_config': {'mtp_num_hidden_layers': 1}}, 1),      # multimodal checkpoints (Qwen3.5 / 3.6)
+    ({'num_nextn_predict_layers': 0}, 0),
+    ({'num_hidden_layers': 36}, None),
+    ({'num_nextn_predict_layers': '1'}, None),               # not an integer: does not say
+    ({'num_nextn_predict_layers': True}, None),
+    ({'num_nextn_predict_layers': -1}, None),
+    (None, None),
+    ([1, 2], None),
+])
+def test_mtp_layers_read_like_vllm(config, layers):
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils._catalogue import mtp_layers
+    assert mtp_layers(config) == layers
+
+
+@pytest.mark.parametrize('device, k', [('thor-t5000', 4), ('orin-agx-r39', 2)])
+def test_method_auto_plans_mtp_for_a_local_target_with_mtp_layers(device, k):
+    result = run(device, target_model='/srv/models/qwen3-next', vllm_version='0.32.0',
+                 read_model_config=config_reader({'/srv/models/qwen3-next': MTP_CONFIG}))
+    assert result['enable'] is True, result['reasons']
+    assert result['method'] == 'mtp' and result['model'] is None and result['model_source'] == 'config.json'
+    assert result['speculative_config'] == {'method': 'mtp', 'num_speculative_tokens': k}
+    assert result['num_speculative_tokens'] == k == result['default_num_speculative_tokens']
+    assert result['gpu_memory_utilization'] == 0.70  # the MTP drafter and its KV cache still need room
+    assert any('1 MTP layer(s) in its config.json' in g for g in result['reasons'])
+
+
+def test_method_auto_plans_mtp_from_the_catalogue():
+    result = run(target_model='Qwen/Qwen3-Next-80B-A3B-Instruct', vllm_version='0.32.0')
+    assert result['method'] == 'mtp' and result['model_source'] == 'catalogue'
+    assert result['speculative_config'] == {'method': 'mtp', 'num_speculative_tokens': 4}
+
+
+def test_method_auto_prefers_what_the_operator_gave_over_mtp():
+    reader = config_reader({'/srv/models/qwen3-next': MTP_CONFIG})
+    result = run(target_model='/srv/models/qwen3-next', vllm_version='0.32.0', read_model_config=reader,
+                 draft_model='/srv/models/tiny-draft')
+    assert result['method'] == 'draft_model'
+
+
+def test_method_auto_skips_mtp_on_a_vllm_without_it():
+    result = run(target_model='Qwen/Qwen3-Next-80B-A3B-Instruct', vllm_version='0.10.2',
+                 jetson=facts('orin-agx-64gb'), runtime_image=ORIN_IMAGE)
+    assert result['method'] != 'mtp'
+    assert any('predates method mtp (0.11+)' in w for w in result['warnings'])
+
+
+def test_method_auto_without_mtp_layers_keeps_the_catalogue_head():
+    reader = config_reader({'/srv/models/llama': {'num_hidden_layers': 32}})
+    result = run(target_model='/srv/models/llama', read_model_config=reader, eagle3_head='/srv/models/head')
+    assert result['method'] == 'eagle3'
+
+
+def test_method_mtp_refused_when_config_declares_no_mtp_layers():
+    reader = config_reader({'/srv/models/llama': {'num_nextn_predict_layers': 0}})
+    result = run(target_model='/srv/models/llama', method='mtp', vllm_version='0.32.0', read_model_config=reader)
+    assert refused(result, 'method') and 'declares no MTP layers' in result['reasons'][0]
+
+
+def test_method_mtp_asked_for_an_unknown_target_warns_and_lets_vllm_decide():
+    result = run(target_model=UNLISTED, method='mtp', vllm_version='0.32.0')
+    assert result['enable'] is True and result['method'] == 'mtp'
+    assert any('refuses to start if it has none' in w for w in result['warnings'])
+
+
+@pytest.mark.parametrize('version, method, enable', [
+    ('0.10.2', 'mtp', False), ('0.11.0', 'mtp', True),
+    ('0.11.0', 'suffix', False), ('0.12.0', 'suffix', True),
+])
+def test_method_version_gates_read_from_the_sdists(version, method, enable):
+    result = run('orin-agx-64gb', target_model=UNLISTED, method=method, vllm_version=version)
+    assert result['enable'] is enable, result['reasons']
+    if not enable:
+        assert refused(result, 'runtime') and 'does not know method %s' % method in ' '.join(result['reasons'])
+
+
+@pytest.mark.parametrize('layers, default_k, k', [(1, 4, 4), (2, 4, 4), (3, 4, 3), (5, 4, 4)])
+def test_mtp_default_k_fits_the_mtp_layers(layers, default_k, k):
+    reader = config_reader({'/m': {'num_nextn_predict_layers': layers}})
+    result = run(target_model='/m', vllm_version='0.32.0', read_model_config=reader)
+    assert result['default_num_speculative_tokens'] == default_k
+    assert result['num_speculative_tokens'] == k
+    assert result['speculative_config']['num_speculative_tokens'] == k
+
+
+def test_mtp_given_k_that_vllm_refuses_is_an_input_error():
+    reader = config_reader({'/m': {'num_nextn_predict_layers': 3}})
+    with pytest.raises(SpeculativeInputError, match='must be divisible by n_predict'):
+        run(target_model='/m', vllm_version='0.32.0', read_model_config=reader, num_speculative_tokens=4)
+
+
+def test_method_suffix_needs_no_draft_and_validates_its_keys():
+    result = run(target_model=UNLISTED, method='suffix', vllm_version='0.32.0', baseline_gpu_memory_utilization=0.95,
+                 extra_config={'suffix_decoding_max_tree_depth': 16, 'suffix_decoding_min_token_prob': 0.2})
+    assert result['enable'] is True
+    assert result['speculative_config'] == {'method': 'suffix', 'num_speculative_tokens': 5,
+                                            'suffix_decoding_max_tree_depth': 16,
+                                            'suffix_decoding_min_token_prob': 0.2}
+    assert result['gpu_memory_utilization'] == 0.95
+    assert any('arctic-inference' in w for w in result['warnings'])
+
+
+@pytest.mark.parametrize('extra, words', [
+    ({'suffix_decoding_max_tree_depth': 0}, 'suffix_decoding_max_tree_depth must be >= 1'),
+    ({'suffix_decoding_max_tree_depth': 10 ** 30}, 'suffix_decoding_max_tree_depth must be <= 4096'),
+    ({'suffix_decoding_max_cached_requests': -1}, 'must be >= 0'),
+    ({'suffix_decoding_max_spec_factor': float('nan')}, 'must be a finite number'),
+    ({'suffix_decoding_min_token_prob': 1.5}, 'must be <= 1.0'),
+    ({'suffix_decoding_min_token_prob': '0.2'}, 'must be a number'),
+    ({'prompt_lookup_max': 4}, 'does not apply to method suffix'),
+    ({'num_speculative_tokens_per_batch_size': [[1, 4, 3]]}, 'does not apply to method suffix'),
+])
+def test_method_suffix_bad_keys_are_errors(extra, words):
+    with pytest.raises(SpeculativeInputError, match=words):
+        run(target_model=UNLISTED, method='suffix', vllm_version='0.32.0', extra_config=extra)
+
+
+def test_suffix_keys_need_vllm_0_12():
+    with pytest.raises(SpeculativeInputError, match='needs vLLM >= 0.12'):
+        run('orin-agx-64gb', target_model=UNLISTED, method='suffix', vllm_version='0.11.0',
+            extra_config={'suffix_decoding_max_tree_depth': 16})
+
+
+@pytest.mark.parametrize('device', ['orin-nx-16gb', 'orin-nano-8gb'])
+@pytest.mark.parametrize('method', ['ngram', 'suffix'])
+def test_small_devices_try_memory_free_methods_when_asked_by_name(device, method):
+    result = run(device, target_model=UNLISTED, method=method, vllm_version='0.32.0')
+    assert result['enable'] is True, result['reasons']
+    assert result['method'] == method
+    assert result['gpu_memory_utilization'] == 0.75
+    assert any('asked for by name' in w for w in result['warnings'])
+
+
+@pytest.mark.parametrize('device', ['orin-nx-16gb', 'orin-nano-8gb'])
+@pytest.mark.parametrize('method', ['auto', 'eagle3', 'draft_model', 'mtp'])
+def test_small_devices_stay_refused_for_methods_with_draft_memory(device, method):
+    result = run(device, method=method, draft_model='meta-llama/Llama-3.2-1B-Instruct', vllm_version='0.32.0')
+    assert refused(result, 'family'), result
+
+
+def test_catalogue_override_mtp_flag():
+    result = run(target_model='acme/mtp-model', vllm_version='0.32.0', catalogue={'acme/mtp-model': {'mtp': True}})
+    assert result['method'] == 'mtp'
+    with pytest.raises(SpeculativeInputError, match=r'catalogue\[acme/mtp-model\].mtp must be a boolean'):
+        run(catalogue={'acme/mtp-model': {'mtp': 'yes'}})
 
 
 def test_method_eagle3_forced_without_head_refused():
@@ -348,7 +515,7 @@ def test_method_draft_model_forced_without_draft_refused():
 
 
 def test_method_invalid_choice():
-    with pytest.raises(SpeculativeInputError, match='method must be one of auto, eagle3, draft_model, ngram'):
+    with pytest.raises(SpeculativeInputError, match='method must be one of auto, eagle3, draft_model, mtp, ngram, suffix'):
         run(method='medusa')
 
 
@@ -1191,3 +1358,36 @@ def test_config_values_with_a_trailing_newline_rejected(extra):
     from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import SpeculativeInputError
     with pytest.raises(SpeculativeInputError):
         validate_extra_config(extra, 'draft_model', (0, 32, 0), 4, 1)
+
+
+def test_local_model_config_is_read_safely(tmp_path):
+    """The module's read_model_config: a config.json that is a regular JSON object, else None (never blocks)."""
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils import _draft_size as DS
+    good = tmp_path / 'good'
+    good.mkdir()
+    (good / 'config.json').write_text(json.dumps(MTP_CONFIG))
+    assert DS.local_model_config(str(good)) == MTP_CONFIG
+    cases = {'missing': None, 'list': '[1, 2]', 'bad-json': '{"num_nextn', 'binary': b'\xff\xfe{}'}
+    for name, content in cases.items():
+        path = tmp_path / name
+        path.mkdir()
+        if isinstance(content, bytes):
+            (path / 'config.json').write_bytes(content)
+        elif content is not None:
+            (path / 'config.json').write_text(content)
+        assert DS.local_model_config(str(path)) is None, name
+    fifo = tmp_path / 'fifo'
+    fifo.mkdir()
+    os.mkfifo(str(fifo / 'config.json'))   # opened non-blocking and refused: no writer, no hang
+    assert DS.local_model_config(str(fifo)) is None
+    big = tmp_path / 'big'
+    big.mkdir()
+    with open(str(big / 'config.json'), 'wb') as handle:
+        handle.truncate(DS.MAX_CONFIG_BYTES + 1)
+    assert DS.local_model_config(str(big)) is None
+    directory = tmp_path / 'dir'
+    (directory / 'config.json').mkdir(parents=True)
+    assert DS.local_model_config(str(directory)) is None
+    # Through the plan: the module's reader plans mtp from the real file
+    result = run(target_model=str(good), vllm_version='0.32.0', read_model_config=DS.local_model_config)
+    assert result['method'] == 'mtp' and result['model_source'] == 'config.json'
