@@ -16,6 +16,7 @@ import contextlib
 import http.client
 import json
 import random
+import re
 import sys
 import threading
 import time
@@ -74,8 +75,33 @@ def preflight(endpoint, model):
             version = cut(answer['version'].strip(), 64)
     except EndpointError:
         version = None
-    usable_len = isinstance(max_model_len, int) and not isinstance(max_model_len, bool) and max_model_len > 0
-    return {'model': chosen, 'models': ids, 'vllm_version': version, 'max_model_len': max_model_len if usable_len else None}
+    length, note = model_len(max_model_len)
+    if note:
+        note = ('The vLLM endpoint %s gives model %s a max_model_len of %s, %s: input_len + output_len is not checked '
+                'against it.' % (endpoint.base_url, echo(chosen), echo(max_model_len, 40), note))
+    return {'model': chosen, 'models': ids, 'vllm_version': version, 'max_model_len': length,
+            'max_model_len_warning': note}
+
+
+MAX_MODEL_LEN_LIMIT = 10 ** 9  # far above any context length; a larger count is a server that lies
+_DECIMAL = re.compile(r'^[0-9]{1,10}\Z')
+
+
+def model_len(value):
+    """(max_model_len as an int or None, why it is unusable or None) from a /v1/models card.
+
+    vLLM sends an integer; a decimal string of one ("4096") is read as that integer, as the Ansible way reads numeric
+    strings; a missing value says nothing; anything else (a bool, a float, 0, a word, a huge count) is unusable.
+    """
+    if value is None:
+        return None, None
+    if isinstance(value, str) and _DECIMAL.match(value.strip()):
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None, 'not an integer'
+    if not 0 < value <= MAX_MODEL_LEN_LIMIT:
+        return None, 'not between 1 and %d' % MAX_MODEL_LEN_LIMIT
+    return value, None
 
 
 def model_cards(endpoint, listing):
@@ -449,6 +475,8 @@ def open_endpoint(p, identity):
     info = preflight(endpoint, p.get('model'))
     model = info['model']
     warnings = bm.option_warnings(p) + bm.identity_warnings(identity)
+    if info['max_model_len_warning']:
+        warnings.append(info['max_model_len_warning'])
     max_len = info['max_model_len']
     if p['dataset'] != 'file' and max_len and p['input_len'] + p['output_len'] > max_len:
         raise bm.BenchmarkError('input_len %d + output_len %d = %d tokens exceeds the max_model_len %d of model %s on %s; '

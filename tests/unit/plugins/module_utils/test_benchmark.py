@@ -736,3 +736,47 @@ def test_an_unset_request_deadline_is_derived_from_the_workload():
         == 86400
     # a given deadline is kept as given
     assert bm.check_options(params(request_deadline=30.0))['request_deadline'] == 30.0
+
+
+# --- the server's max_model_len (GET /v1/models) ----------------------------------------------------------------
+
+@pytest.mark.parametrize('value, length, why', [
+    (4096, 4096, None),
+    ('4096', 4096, None),              # a numeric string is that number
+    (' 8192 ', 8192, None),
+    (None, None, None),                # not given: nothing to say
+    ('4096.0', None, 'not an integer'),
+    ('\u00b2', None, 'not an integer'),  # a unicode digit is not a decimal number
+    ('12345678901', None, 'not an integer'),
+    (4096.0, None, 'not an integer'),
+    (True, None, 'not an integer'),
+    ('auto', None, 'not an integer'),
+    (0, None, 'not between 1 and'),
+    (-1, None, 'not between 1 and'),
+    (10 ** 30, None, 'not between 1 and'),
+])
+def test_server_max_model_len_is_read_or_said_to_be_unusable(value, length, why):
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils._benchmark_runner import model_len
+    got, note = model_len(value)
+    assert got == length
+    assert (note is None) if why is None else (why in note)
+
+
+class _CardEndpoint(object):
+    base_url = 'http://127.0.0.1:9'
+    api_key = None
+
+    def __init__(self, card):
+        self.card = card
+
+    def get_json(self, path):
+        return {'object': 'list', 'data': [self.card]} if path == '/v1/models' else {'version': '0.32.0'}
+
+
+def test_preflight_coerces_a_string_max_model_len_and_warns_about_a_bad_one():
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils._benchmark_runner import preflight
+    info = preflight(_CardEndpoint({'id': 'm', 'max_model_len': '4096'}), None)
+    assert info['max_model_len'] == 4096 and info['max_model_len_warning'] is None
+    info = preflight(_CardEndpoint({'id': 'm', 'max_model_len': 'lots'}), None)
+    assert info['max_model_len'] is None
+    assert "max_model_len of 'lots', not an integer" in info['max_model_len_warning']
