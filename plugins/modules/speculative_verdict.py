@@ -166,6 +166,15 @@ options:
         RV(reasons)), never credited to speculation, and a rise above 10 % is a warning.
       - Set, both benchmarks must have a usable C(ttft_ms_p50) at concurrency 1.
     type: float
+  drafting_off_above:
+    description:
+      - "The candidate's batch-size schedule (C(num_speculative_tokens_per_batch_size)) sets K = 0 above this many
+        requests at a time. The verdict then reads the candidate's own counters at every concurrency above it; when
+        more than half of the output tokens there came out of drafting steps (drafts plus accepted tokens over output
+        tokens), the server ignored K = 0 (Model Runner v2, vllm#51510), the concurrency-8 result is not credited to
+        the schedule and the change is not kept (RV(drafting))."
+      - Unset (the default), no schedule is checked.
+    type: int
   decide_undetermined:
     description:
       - What to answer when the intervals leave the verdict open.
@@ -345,6 +354,22 @@ ttft:
       description: What throughput and TPOT alone decided, when the rule is V(not_met); else null.
       type: str
   sample: {"max_increase": 0.25, "status": "not_met", "verdict_without_it": "accept"}
+drafting:
+  description: The O(drafting_off_above) check; null when it is unset.
+  returned: always
+  type: dict
+  contains:
+    off_above:
+      description: O(drafting_off_above).
+      type: int
+    ignored:
+      description: True when the candidate drafted for more than half of its tokens at a concurrency above it.
+      type: bool
+    levels:
+      description: Per concurrency above it, C(drafts) (counted), C(share) (of the output tokens from drafting steps,
+        null when the run has no token count) and C(ignored).
+      type: dict
+  sample: {"off_above": 4, "ignored": true, "levels": {"8": {"drafts": 1650, "share": 0.97, "ignored": true}}}
 recommendation:
   description: Advice for the next step; RV(keep) alone decides whether to revert.
   returned: always
@@ -513,6 +538,7 @@ def main():
         regression_rule=dict(type='str', default='non_inferiority', choices=list(REGRESSION_RULES)),
         c8_margin=dict(type='float', default=VERDICT_DEFAULTS['c8_margin']),
         max_ttft_increase=dict(type='float'),
+        drafting_off_above=dict(type='int'),
         decide_undetermined=dict(type='str', default='point_estimate', choices=list(DECIDE_UNDETERMINED)),
         num_speculative_tokens=dict(type='int', no_log=False),
         phase_shift=dict(type='dict', options=dict(c1=dict(type='float', default=0.0),

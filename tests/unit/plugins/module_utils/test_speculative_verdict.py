@@ -468,3 +468,57 @@ def test_bad_max_ttft_increase_is_an_error_naming_it(value):
     with pytest.raises(SpeculativeInputError) as err:
         decide(bench(), bench(c1=(60.0, 16.0), acceptance=0.72), max_ttft_increase=value)
     assert 'max_ttft_increase' in str(err.value)
+
+
+# --- a batch-size schedule with K = 0 above N: the server's counters say whether it was honoured ------------------
+
+def _with_c8_drafts(cand, drafts, accepted):
+    cand = copy.deepcopy(cand)
+    run8 = [r for r in cand['runs'] if r['concurrency'] == 8][0]
+    run8['spec_decode'] = None if drafts is None else {
+        'acceptance_rate': 0.5, 'acceptance_length': 1 + accepted / float(drafts), 'draft_tokens': drafts * 3,
+        'accepted_tokens': accepted, 'drafts': drafts, 'per_position_acceptance': [0.6]}
+    return cand
+
+
+@pytest.mark.parametrize('drafts, accepted, ignored', [
+    (None, None, False),   # no counter moved at c=8: K = 0 honoured
+    (40, 30, False),       # only the run's first and last steps drafted (70 of 6400 tokens)
+    (3000, 3200, True),    # drafting for nearly every token: K = 0 ignored (vllm#51510)
+    (1600, 1700, True),    # just over half
+    (1500, 1500, False),   # 3000 / 6400: under half
+])
+def test_k0_above_a_batch_size_is_checked_against_the_counters(drafts, accepted, ignored):
+    base = bench(c1=(44.0, 22.0), c8=251.0)
+    cand = _with_c8_drafts(bench(c1=(62.0, 15.0), c8=252.0, acceptance=0.7), drafts, accepted)
+    plain = decide(base, cand)
+    assert plain['keep'] is True and plain['drafting'] is None
+    result = decide(base, cand, drafting_off_above=4)
+    assert result['drafting']['off_above'] == 4 and list(result['drafting']['levels']) == [8]
+    assert result['drafting']['ignored'] is ignored
+    if ignored:
+        assert result['keep'] is False and result['verdict'] == 'reject'
+        text = ' '.join(result['reasons'])
+        assert 'ignores K = 0 in a batch-size range' in text and 'vllm#51510' in text and 'not kept' in text
+    else:
+        assert result['keep'] is True and result['verdict'] == plain['verdict']
+
+
+def test_k0_check_only_looks_above_the_batch_size_and_validates_it():
+    base = bench(c1=(44.0, 22.0), c8=251.0)
+    cand = _with_c8_drafts(bench(c1=(62.0, 15.0), c8=252.0, acceptance=0.7), 3000, 3200)
+    assert decide(base, cand, drafting_off_above=8)['drafting']['levels'] == {}
+    assert decide(base, cand, drafting_off_above=8)['keep'] is True
+    for bad in (0, -1, 10 ** 9, 'four', 2.5, True):
+        with pytest.raises(SpeculativeInputError, match='drafting_off_above'):
+            decide(base, cand, drafting_off_above=bad)
+
+
+def test_k0_check_never_crashes_on_a_lying_counter():
+    base = bench(c1=(44.0, 22.0), c8=251.0)
+    cand = _with_c8_drafts(bench(c1=(62.0, 15.0), c8=252.0, acceptance=0.7), 3000, 3200)
+    run8 = [r for r in cand['runs'] if r['concurrency'] == 8][0]
+    run8['spec_decode']['drafts'] = 'many'
+    assert decide(base, cand, drafting_off_above=4)['drafting']['levels'][8]['share'] is None
+    run8['spec_decode']['drafts'] = 10 ** 12
+    assert decide(base, cand, drafting_off_above=4)['drafting']['levels'][8]['share'] == 1.0
