@@ -17,6 +17,7 @@ from conftest import run_module
 from vllm_testbed import LOG_DIR, NUM_SPEC_TOKENS, SPEC_API_KEY, http_get
 # pytest fixtures, used by name as test arguments
 from vllm_testbed import testbed, vllm_baseline, vllm_dead_endpoint, vllm_spec  # noqa: F401  pylint: disable=unused-import
+from vllm_testbed import MTP_SPEC_TOKENS, vllm_spec_mtp  # noqa: F401  pylint: disable=unused-import
 
 MODULE = "jetson_llm.vllm.vllm_benchmark"
 SMALL = {"input_len": 64, "output_len": 32, "num_prompts": 16, "warmup_prompts": 2, "concurrency": [1, 8],
@@ -203,6 +204,35 @@ def test_speculative_decoding_stats_with_perfect_draft(vllm_spec):  # noqa: F811
     # output_len tokens with ignore_eos.)
     assert c1["itl_ms_mean"] > c1["tpot_ms_mean"], c1
     assert SPEC_API_KEY not in json.dumps(result), "the api key leaked into the module's result"
+
+
+# AGX Orin on L4T r39 (upstream vLLM), as jetson_facts reports it: mtp K = 2 there.
+ORIN_R39 = {
+    "is_jetson": True, "reason": None, "generation": "orin", "product_line": "orin-agx", "variant": "orin-agx-64gb",
+    "l4t": {"version": "39.0.0", "major": 39, "minor": 0, "patch": 0, "source": "nv_tegra_release"},
+    "memory": {"total_mb": 62790, "available_mb": 59002, "swap_total_mb": 0, "swap_free_mb": 0},
+    "vllm_runtime": {"path": "upstream", "image": "vllm/vllm-openai:latest", "min_vllm_version": "0.20",
+                     "forbidden_images": [], "notes": []},
+}
+
+
+def test_mtp_planned_from_a_real_checkpoint_runs_on_real_vllm(vllm_spec_mtp, testbed):  # noqa: F811
+    """speculative_plan reads the checkpoint's own config.json (one MTP layer, MiMo layout) and plans method mtp
+    with no model key; real vLLM 0.32 (CPU build) serves exactly that config and its counters count the drafts
+    (the MTP layer's weights are random: ~0 accepted, the path runs, it does not pay)."""
+    plan = run_module("jetson_llm.vllm.speculative_plan", {
+        "jetson": ORIN_R39, "target_model": str(testbed.model("target-mtp")), "expected_concurrency": 1,
+        "baseline_gpu_memory_utilization": 0.75, "vllm_version": "0.32.0", "runtime_image": "vllm/vllm-openai:latest"})
+    assert plan.get("failed") is not True, plan
+    assert plan["enable"] is True and plan["method"] == "mtp" and plan["model_source"] == "config.json", plan
+    assert plan["speculative_config"] == {"method": "mtp", "num_speculative_tokens": MTP_SPEC_TOKENS}, plan
+    assert vllm_spec_mtp.speculative_config == plan["speculative_config"]
+    args = dict(SMALL, endpoint=vllm_spec_mtp.url, model="target-mtp", dataset="builtin", concurrency=[1],
+                num_prompts=4)
+    _result, bm = bench(args)
+    sd = bm["runs"][0]["spec_decode"]
+    assert sd is not None and sd["drafts"] > 0, f"no drafts counted from the MTP server: {bm['runs'][0]}"
+    assert sd["draft_tokens"] == MTP_SPEC_TOKENS * sd["drafts"], sd
 
 
 # --- failures -----------------------------------------------------------------------------------------

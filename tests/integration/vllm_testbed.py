@@ -59,10 +59,11 @@ TestbedMissing = testbed_server.TestbedMissing
 http_get = testbed_server.http_get
 
 ALL_MODELS = ("tokenizer", "target", "draft-perfect", "draft-random", "draft-badvocab", "target-deep",
-              "draft-deep-1layer", "draft-deep-tiny", "draft-heavy")
+              "draft-deep-1layer", "draft-deep-tiny", "draft-heavy", "target-mtp")
 # A fixed, recognisable key: tests assert it never appears in any output.
 SPEC_API_KEY = "tb-key-7Qv3Zk9Lm2Xw"
 NUM_SPEC_TOKENS = 4
+MTP_SPEC_TOKENS = 2
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,9 @@ def _specs(tb: Testbed):
                             extra_args=EAGER,
                             speculative_config={"method": "draft_model", "model": str(tb.model("draft-random")),
                                                 "num_speculative_tokens": NUM_SPEC_TOKENS}),
+        # The target's own MTP layer (method mtp, no draft model); K as speculative_plan plans it on an Orin.
+        "spec_mtp": dict(model=str(tb.model("target-mtp")), name="target-mtp", extra_args=EAGER,
+                         speculative_config={"method": "mtp", "num_speculative_tokens": MTP_SPEC_TOKENS}),
         # Rejected at start-up (~15 s): "Target and draft model should have the same vocabulary size".
         "dead": dict(model=str(tb.model("target")), name="target-dead", extra_args=EAGER,
                      speculative_config={"method": "draft_model", "model": str(tb.model("draft-badvocab")),
@@ -109,7 +113,7 @@ def _specs(tb: Testbed):
 
 
 FIXTURE_OF = {"vllm_baseline": "baseline", "vllm_spec": "spec", "vllm_spec_random": "spec_random",
-              "vllm_dead_endpoint": "dead"}
+              "vllm_spec_mtp": "spec_mtp", "vllm_dead_endpoint": "dead"}
 _servers = {}   # key -> VllmServer (launched)
 _failures = {}  # key -> exception from wait_ready, re-raised for every later user
 _lock = threading.Lock()
@@ -188,6 +192,14 @@ def vllm_spec(request, testbed):  # pylint: disable=redefined-outer-name
 def vllm_spec_random(request, testbed):  # pylint: disable=redefined-outer-name
     """Real vLLM serving ``target`` (served name "target-random") with the random draft, K=4, api key SPEC_API_KEY."""
     srv = _server(request, testbed, "spec_random")
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="session")
+def vllm_spec_mtp(request, testbed):  # pylint: disable=redefined-outer-name
+    """Real vLLM serving ``target-mtp`` (served name "target-mtp") with method mtp, K=MTP_SPEC_TOKENS, no api key."""
+    srv = _server(request, testbed, "spec_mtp")
     yield srv
     srv.stop()
 

@@ -27,6 +27,11 @@ Writes under ``$TESTBED/models`` (``TESTBED=${JETSON_LLM_TESTBED:-/var/cache/jet
                        o_proj/down_proj): the same greedy output (acceptance ~1.0) at 8 times
                        the target's depth, a draft too expensive to pay on any CPU (a REJECT pair
                        whose verdict does not depend on the machine, unlike ``draft-perfect``)
+``target-mtp``         a MiMo-style checkpoint: Qwen2, 4 layers, hidden 256, random weights, plus one
+                       multi-token-prediction layer (``model.mtp_layers.0.*``, the layout vLLM's
+                       ``mimo_mtp.py`` loads; ``num_nextn_predict_layers: 1``, architecture
+                       ``MiMoForCausalLM``): vLLM 0.32's CPU build serves it with ``{"method": "mtp"}``
+                       (random MTP weights, so ~0 acceptance: the path runs, it does not pay)
 
 Idempotent: each model directory holds ``.recipe.json``; a model whose recipe (and the recipe of
 what it derives from) is unchanged is not generated again. Everything is seeded, so the same
@@ -162,6 +167,7 @@ MODELS = {
     "draft-deep-1layer": {"kind": "first-layer", "source": "target-deep"},
     "draft-deep-tiny": {"kind": "narrow-layer", "source": "target-deep", "layer": TINY_LAYER, "seed": 7},
     "draft-heavy": {"kind": "padded", "source": "target", "extra_layers": 28, "seed": 11},
+    "target-mtp": {"kind": "mtp", "tokenizer": "tokenizer", "shape": SMALL, "seed": 2718},
 }
 
 
@@ -305,6 +311,9 @@ def build_model(name: str, models_dir: Path, out: Path) -> None:
             raise SystemExit(f"{name}: tensors that do not fit {spec['source']}: missing {missing}, extra {unexpected}")
         save_model(draft, models_dir / spec["source"], out)
         return
+    if kind == "mtp":
+        build_mtp_model(spec, models_dir, out)
+        return
     tok_dir = models_dir / spec["tokenizer"]
     vocab = TOKENIZERS[spec["tokenizer"]]["vocab_size"]
     model = random_model(spec["shape"], vocab, spec["seed"])
@@ -313,6 +322,33 @@ def build_model(name: str, models_dir: Path, out: Path) -> None:
     elif kind != "random":
         raise SystemExit(f"unknown model kind {kind!r}")
     save_model(model, tok_dir, out)
+
+
+def build_mtp_model(spec: dict, models_dir: Path, out: Path) -> None:
+    """A Qwen2 model plus one MTP layer in the MiMo layout (see the module docstring)."""
+    import torch
+    from safetensors.torch import load_file, save_file
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    torch.manual_seed(spec["seed"])
+    vocab = TOKENIZERS[spec["tokenizer"]]["vocab_size"]
+    cfg = Qwen2Config(vocab_size=vocab, max_position_embeddings=4096, bos_token_id=BOS_ID, eos_token_id=EOS_ID,
+                      pad_token_id=PAD_ID, tie_word_embeddings=False, rms_norm_eps=1e-6, **spec["shape"])
+    model = Qwen2ForCausalLM(cfg).to(torch.bfloat16).eval()
+    save_model(model, models_dir / spec["tokenizer"], out)
+    weights = out / "model.safetensors"
+    state = load_file(str(weights))
+    hidden = cfg.hidden_size
+    prefix = "model.layers.0."
+    mtp = {"model.mtp_layers.0." + k[len(prefix):]: v.clone() for k, v in state.items() if k.startswith(prefix)}
+    for norm in ("token_layernorm", "hidden_layernorm", "final_layernorm"):
+        mtp["model.mtp_layers.0.%s.weight" % norm] = torch.ones(hidden, dtype=torch.bfloat16)
+    mtp["model.mtp_layers.0.input_proj.weight"] = (torch.randn(hidden, 2 * hidden) * 0.02).to(torch.bfloat16)
+    state.update(mtp)
+    save_file({k: v.contiguous() for k, v in state.items()}, str(weights), metadata={"format": "pt"})
+    config = json.loads((out / "config.json").read_text())
+    config.update(architectures=["MiMoForCausalLM"], num_nextn_predict_layers=1)
+    (out / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
 
 
 def describe(path: Path) -> dict:
