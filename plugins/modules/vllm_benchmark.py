@@ -64,7 +64,7 @@ options:
     description:
       - Prompt length in tokens, as the server counts it (special tokens such as BOS included). Not used with O(dataset=file).
       - An integer from 1 to 131072 (and O(input_len) + O(output_len) must fit the model's C(max_model_len), as
-        C(GET /v1/models) gives it: a numeric string is read as its number; a value that is not a count from 1 to
+        C(GET /v1/models) gives it; a numeric string is read as its number; a value that is not a count from 1 to
         10**9 is a warning, and the length is then not checked).
     type: int
     default: 2048

@@ -662,7 +662,7 @@ def test_check_mode_shows_the_planned_unit_and_changes_nothing(fleet):
     config = json.loads(json.loads(planned.group(1)))
     assert config == {"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 5,
                       "prompt_lookup_min": 5}, config
-    assert "asked for by name" in out
+    assert "asked for by name" in " ".join(out.split())
     assert fleet.inside("orin-reject", CANDIDATE) is None
     assert fleet.sha("orin-reject", UNIT) == unit_before
     assert fleet.main_pid("orin-reject") == pid
@@ -717,6 +717,37 @@ def test_refusals_change_nothing(fleet):
         assert "REFUSED" in out
         assert fleet.sha("orin-reject", UNIT) == unit_before
         assert fleet.main_pid("orin-reject") == pid
+
+
+def test_an_orin_nano_asked_for_ngram_runs_it_on_real_vllm_and_the_benchmark_decides(fleet):
+    """The Nano refuses EAGLE-3 and drafts (above), but ngram (no draft weights), asked for by name, is started and
+    measured like any method: real vLLM serves with prompt lookup (its counters move), at the baseline's utilisation.
+    The bar is set out of reach (1000 %) so the verdict reverts whatever this CPU measures, and the host ends on its
+    baseline, byte for byte, with the record saying so."""
+    fact_file = "/etc/ansible/facts.d/nano-ngram.fact"
+    unit_before = fleet.read("orin-reject", UNIT)
+    nano = fleet.hosts["orin-reject"].path("/opt/jetson-identity-nano")
+    if not nano.exists():
+        shutil.copytree(nspawn.FIXTURES / "orin-nano-8gb-super", nano, symlinks=True)
+    _rc, out = fleet.play("orin-reject", extra={
+        "jetson_spec_facts_root": "/opt/jetson-identity-nano", "jetson_spec_method": "ngram",
+        "jetson_spec_benchmark": SHORT_WORKLOAD, "jetson_spec_fact_file": fact_file,
+        "jetson_spec_min_throughput_gain": 10.0, "jetson_spec_tune_max_steps": 0})
+    fact = json.loads(fleet.read("orin-reject", fact_file))
+    assert fact["status"] == "reverted", fact["reasons"]
+    attempt = fact["attempts"][0]
+    assert attempt["healthy"] is True, attempt
+    assert attempt["speculative_config"] == {"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 5,
+                                             "prompt_lookup_min": 5}, attempt
+    assert float(attempt["gpu_memory_utilization"]) == float(fact["baseline_gpu_memory_utilization"]), attempt
+    assert "asked for by name" in " ".join(out.split()), "the run did not warn that ngram was tried on the Nano"
+    candidate = json.loads(fleet.read("orin-reject", "/var/lib/jetson_llm/speculative/vllm.candidate.json"))
+    c1 = [r for r in candidate["runs"] if r["concurrency"] == 1][0]
+    assert c1["spec_decode"] and c1["spec_decode"]["drafts"] > 0, "the candidate did not speculate with ngram"
+    assert fleet.read("orin-reject", UNIT) == unit_before
+    fleet.assert_no_overlay("orin-reject")
+    assert_record_is_reality(fleet, "orin-reject", fact_file)
+    assert healthy("orin-reject")
 
 
 def test_a_host_without_the_vllm_service_is_skipped_with_a_reason_and_rc_0(fleet):
@@ -782,6 +813,28 @@ def test_draft_with_another_vocabulary_is_classified_config_rejected_and_reverte
     assert "same vocabulary size" in fact["attempts"][0]["evidence"], fact["attempts"][0]
     assert len(fact["attempts"]) == 1, "a rejected config is not retried"
     assert fleet.read("thor-faults", UNIT) == unit_before
+    assert healthy("thor-faults")
+
+
+def test_suffix_without_arctic_inference_is_classified_config_rejected_and_reverted(fleet):
+    """Suffix decoding needs the arctic-inference package, which the CPU test bed cannot have (its only release is an
+    sdist that builds CUDA ops): real vLLM 0.32 refuses to start with its own ImportError, which is classified
+    config_rejected, not retried, and reverted; suffix loads no draft, so the utilisation was not lowered."""
+    fact_file = "/etc/ansible/facts.d/suffix.fact"
+    unit_before = fleet.read("thor-faults", UNIT)
+    _rc, _out = fleet.play("thor-faults", extra={"jetson_spec_method": "suffix", "jetson_spec_benchmark": SHORT_WORKLOAD,
+                                                 "jetson_spec_fact_file": fact_file})
+    fact = json.loads(fleet.read("thor-faults", fact_file))
+    assert fact["status"] == "reverted", fact["reasons"]
+    attempt = fact["attempts"][0]
+    assert attempt["failure"] == "config_rejected", attempt
+    assert "Arctic Inference is required for suffix decoding" in attempt["evidence"], attempt
+    # K is the hosts' jetson_spec_num_speculative_tokens (4), a per-step maximum for suffix decoding
+    assert attempt["speculative_config"] == {"method": "suffix", "num_speculative_tokens": 4}, attempt
+    assert float(attempt["gpu_memory_utilization"]) == float(fact["baseline_gpu_memory_utilization"]), attempt
+    assert len(fact["attempts"]) == 1, "a rejected config is not retried"
+    assert fleet.read("thor-faults", UNIT) == unit_before
+    fleet.assert_no_overlay("thor-faults")
     assert healthy("thor-faults")
 
 

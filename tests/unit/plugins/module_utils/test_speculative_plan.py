@@ -1391,3 +1391,41 @@ def test_local_model_config_is_read_safely(tmp_path):
     # Through the plan: the module's reader plans mtp from the real file
     result = run(target_model=str(good), vllm_version='0.32.0', read_model_config=DS.local_model_config)
     assert result['method'] == 'mtp' and result['model_source'] == 'config.json'
+
+
+# --- docs/decision-rules.md's method x family x vLLM version table is what plan() answers -----------------------
+
+TABLE_VERSIONS = ('0.10.2', '0.11.0', '0.12.0', '0.15.0', '0.20.1')
+TABLE_FAMILIES = (('Thor', 'thor-t5000'), ('AGX Orin (L4T r36, NVIDIA-AI-IOT image)', 'orin-agx-64gb'),
+                  ('AGX Orin (L4T r39+, upstream vLLM)', 'orin-agx-r39'), ('Orin NX / Nano', 'orin-nano-8gb'),
+                  ('Xavier', 'xavier-agx'))
+TABLE_METHODS = ('eagle3', 'draft_model', 'mtp', 'ngram', 'suffix')
+TABLE_HEADER = '| Family | Method | ' + ' | '.join('vLLM %s' % v for v in TABLE_VERSIONS) + ' |'
+
+
+def method_table_cell(device, method, version):
+    kwargs = {'eagle3_head': '/srv/models/head', 'draft_model': '/srv/models/draft', 'target_model': UNLISTED}
+    if method == 'mtp':
+        kwargs = {'target_model': 'Qwen/Qwen3-Next-80B-A3B-Instruct'}
+    if device == 'orin-agx-r39':
+        kwargs['runtime_image'] = UPSTREAM_IMAGE
+    result = run(device, method=method, vllm_version=version, **kwargs)
+    return 'plans' if result['enable'] else 'refused (%s)' % ', '.join(result['refused_by'])
+
+
+def method_table_markdown():
+    lines = [TABLE_HEADER, '|' + '---|' * (2 + len(TABLE_VERSIONS))]
+    for label, device in TABLE_FAMILIES:
+        for method in TABLE_METHODS:
+            cells = [method_table_cell(device, method, v) for v in TABLE_VERSIONS]
+            lines.append('| %s | `%s` | %s |' % (label, method, ' | '.join(cells)))
+    return '\n'.join(lines)
+
+
+def test_the_docs_method_table_is_what_the_plan_answers():
+    with open(os.path.join(TOP, 'docs', 'decision-rules.md')) as handle:
+        text = handle.read()
+    assert TABLE_HEADER in text, 'docs/decision-rules.md lacks the method table; print method_table_markdown()'
+    start = text.index(TABLE_HEADER)
+    documented = text[start:text.index('\n\n', start)]
+    assert documented == method_table_markdown(), 'the method table in docs/decision-rules.md is stale'
