@@ -55,7 +55,7 @@ def inject(inputs, private):
     (private / "env").mkdir(parents=True, exist_ok=True)
     env, safe_env, args = {}, {}, []
     inject_credential(cred_type, Credential(inputs), env, safe_env, args, str(private),
-                                 container_root=str(private))  # no execution-environment container here
+                      container_root=str(private))  # no execution-environment container here
     assert env == {} and safe_env == {}, "the credential type injects no environment variable"
     return args
 
@@ -144,8 +144,8 @@ def _reference_secrets_file(config_dir, hf_token, api_key):
 def _secrets_task(stdout):
     """'ok' or 'changed': the status of the serve role's "Write the secrets file" task in a default-callback log."""
     block = stdout.split("TASK [jetson_llm.vllm.serve : Write the secrets file (HF token, API key), mode 0600]")[1]
-    line = next(item for item in block.splitlines() if item.strip().startswith(("ok:", "changed:", "skipping:",
-                                                                                  "fatal:")))
+    starts = ("ok:", "changed:", "skipping:", "fatal:")
+    line = next(item for item in block.splitlines() if item.strip().startswith(starts))
     return line.split(":")[0].strip()
 
 
