@@ -32,8 +32,8 @@ ROOTFS = TOP / "tests" / "fixtures" / "rootfs"
 SERVICE_ROOTS = TOP / "tests" / "fixtures" / "services" / "roots"
 # Fields Ansible adds about the call itself, left out of the comparison.
 VOLATILE = ("invocation", "_ansible_no_log")
-# The index in _offline_calls of the compose-file read: the targets' pip-less Pythons have no PyYAML.
-NO_YAML_CALL = 8
+# The offline root whose compose file (YAML) the targets' pip-less Pythons cannot read: no PyYAML.
+NO_YAML_ROOT = SERVICE_ROOTS / "compose-list"
 
 
 def _cpython(version):
@@ -85,7 +85,7 @@ def _offline_calls(tmp):
                                                  "keep_marginal": True}, False),
         ("jetson_llm.vllm.vllm_service_info", {"name": "vllm", "root": str(SERVICE_ROOTS / "docker-run-orin")}, False),
         ("jetson_llm.vllm.vllm_service_info", {"name": "vllm.service", "root": str(SERVICE_ROOTS / "dropin")}, False),
-        ("jetson_llm.vllm.vllm_service_info", {"name": "vllm", "root": str(SERVICE_ROOTS / "compose-list")}, False),
+        ("jetson_llm.vllm.vllm_service_info", {"name": "vllm", "root": str(NO_YAML_ROOT)}, False),
         ("jetson_llm.vllm.speculative_record", {"path": str(tmp / "record.fact"), "record": record}, False),
         ("jetson_llm.vllm.speculative_state", {"name": "jetson-no-such-vllm", "fact_file": str(tmp / "record.fact"),
                                                "last_known_good": str(tmp / "lkg"), "guard_unit": "jetson-no-guard"},
@@ -131,9 +131,9 @@ def test_offline_modules_return_what_the_reference_python_returns(target_python,
     ref_tmp, ref_results = reference
     tgt_tmp = tmp_path
     target = _run_all(_offline_calls(tgt_tmp), python, tgt_tmp)
-    for index, ((module, _args, _check), ref, got) in enumerate(zip(_offline_calls(tgt_tmp), ref_results, target)):
+    for (module, args, _check), ref, got in zip(_offline_calls(tgt_tmp), ref_results, target):
         assert not ref.get("failed"), (module, ref)
-        if index == NO_YAML_CALL:
+        if args.get("root") == str(NO_YAML_ROOT):
             # a compose file (YAML) on a target without PyYAML, read offline: a clear error naming what to
             # install (the reference, Debian's python3, has python3-yaml)
             assert got.get("failed") is True and "PyYAML is not installed" in got["msg"], (version, got)
