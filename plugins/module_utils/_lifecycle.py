@@ -34,22 +34,22 @@ RULES = (
     ('the service does not exist and no change is in flight', 'skip', False,
      'Records `skipped` with the reason; changes nothing.'),
     ('the record is `pending` or the guard is armed (a run was interrupted)', 'resume', True,
-     'Removes the overlay (restores the last-known-good service), proves it healthy, records the interruption, then '
-     'decides again in the same run.'),
-    ('speculation runs and this collection cannot take it away (systemd: the unit or an operator drop-in has '
-     '`--speculative-config`, not only this collection\'s overlay; compose: no last-known-good copy)', 'refuse', False,
+     'Removes the unverified overlay (back to the last verified service), proves it healthy, records the '
+     'interruption, then decides again in the same run.'),
+    ('speculation runs and this collection cannot take it away (the service itself has `--speculative-config`, not '
+     'only this collection\'s overlay: the unit, an operator\'s drop-in or the project\'s compose files)', 'refuse', False,
      'Leaves the service as it is and says why (its non-speculative baseline is unknown); rc 0.'),
     ('`jetson_spec_state: disabled` and speculation runs', 'disable', True,
-     'Removes the overlay (restores the last-known-good service), proves it healthy, records `disabled`.'),
+     'Removes the overlay (back to the non-speculative service), proves it healthy, records `disabled`.'),
     ('`jetson_spec_state: disabled`, speculation off, the record does not say `enabled`', 'in_sync', False,
      'Nothing (the recorded outcome, e.g. `refused`, still describes what runs).'),
     ('`jetson_spec_state: disabled`, speculation off, the record says `enabled`', 'disable', False,
      'Records `disabled` (the record said what does not run); no restart.'),
     ('speculation runs, the record says otherwise, same inputs', 'reconcile', True,
-     'Removes the overlay / restores the last-known-good service (record = reality), keeps the recorded outcome.'),
+     'Removes the overlay (record = reality), keeps the recorded outcome.'),
     ('same inputs, an outcome of the loop recorded (not `failed`, `pending` or `disabled`) that matches what runs '
-     '(`enabled` exactly when speculation runs), the service as recorded (systemd: the unit and its drop-ins but '
-     'the overlay), no `jetson_spec_force_verify`',
+     '(`enabled` exactly when speculation runs), the service as recorded (the unit and its drop-ins, or the '
+     'project\'s compose files, without the overlay), no `jetson_spec_force_verify`',
      'in_sync', False, 'Nothing: no restart, no request.'),
     ('the service is not running', 'skip', False,
      'The plan still runs (a refusal, e.g. of the device, is recorded as `refused`); otherwise reports `skipped` '
@@ -79,10 +79,12 @@ def decide(observed):
 
     ``observed`` keys: ``service_exists`` (bool), ``running`` (bool: a main process runs),
     ``running_speculative`` (bool: its command line has --speculative-config), ``record`` (a schema 2
-    record or {}), ``record_problem`` (str or None), ``last_known_good`` (bool: the copy exists),
+    record or {}), ``record_problem`` (str or None), ``last_known_good`` (bool: a non-speculative service can be put
+    back, by removing the overlay or from an earlier release's copy),
     ``guard_armed`` (bool), ``state`` ('enabled' or 'disabled'), ``force_verify`` (bool),
     ``fingerprint`` (str: of the current inputs), ``fingerprint_parts`` (dict: what it was computed from, to
-    name what changed), ``service_sha256`` (str or None: the service now: systemd, the unit and its drop-ins but the overlay), ``service`` (str: its name).
+    name what changed), ``service_sha256`` (str or None: the service now without the overlay: the unit and its
+    drop-ins, or the project's compose files), ``service`` (str: its name).
     """
     record = observed.get('record') or {}
     status = record.get('status')
@@ -104,7 +106,7 @@ def decide(observed):
     if spec and not lkg:
         return _answer(2, reasons + [
             '%s runs with --speculative-config that this collection did not put there (it is in the service itself, '
-            'not only in its overlay, or no last-known-good copy exists; %s), so its non-speculative baseline is '
+            'not only in its overlay; %s), so its non-speculative baseline is '
             'unknown: left as it is. Deploy the baseline '
             '(jetson_llm.vllm.serve or your own unit without --speculative-config), then run again.'
             % (name, 'a record exists' if record else 'and no record')])
@@ -140,7 +142,7 @@ def decide(observed):
     elif status not in SETTLED or status == 'disabled':
         why.append('the recorded outcome is %s' % status)
     elif not file_same:
-        why.append('the service changed since the recorded outcome (its unit, another drop-in or its compose file: '
+        why.append('the service changed since the recorded outcome (its unit, another drop-in or its compose files: '
                    'an operator\'s edit is the new baseline, measured with its flags kept)')
     if force:
         why.append('jetson_spec_force_verify is set')
@@ -166,7 +168,8 @@ def changed_parts(before, after):
         if isinstance(old, dict) and isinstance(new, dict):
             changes.extend('%s.%s' % (key, item) for item in changed_parts(old, new))
         elif key == 'service':  # a digest: say what it stands for
-            changes.append('service (the unit or a drop-in other than the overlay: an edit is the new baseline)')
+            changes.append('service (the unit, a drop-in or a compose file other than the overlay: an edit is the '
+                           'new baseline)')
         else:
             changes.append('%s %s -> %s' % (key, _short(old), _short(new)))
     return changes

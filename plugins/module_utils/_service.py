@@ -18,6 +18,7 @@ __metaclass__ = type
 import json
 import os
 
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _overlay_compose as overlay_compose
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _serve_args as serve_args
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_compose as compose
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_files as files
@@ -248,34 +249,43 @@ def gather_systemd(name, root, unit_path, runner, warnings, proc_root=LIVE_ROOT)
 # Docker Compose
 # --------------------------------------------------------------------------------------------
 
-def _compose_config_runner(runner, path):
+def compose_config_runner(runner, project_src, paths):
+    """A callable for ``_service_compose.load_compose_files``: ``docker compose config`` of ``paths`` as JSON,
+    variables not interpolated (None when Compose v2 is not available)."""
     if runner is None or not runner.compose_available():
         return None
 
     def run_config():
-        rc, out, err = runner.run([runner.which('docker'), 'compose', '-f', path, 'config', '--format', 'json',
-                                   '--no-interpolate'])
+        argv = [runner.which('docker'), 'compose', '--project-directory', project_src]
+        for path in paths:
+            argv.extend(['-f', path])
+        rc, out, err = runner.run(argv + ['config', '--format', 'json', '--no-interpolate'])
         if rc != 0:
-            return None, _failed('docker compose config', rc, err) + '; reading the file directly instead'
+            return None, _failed('docker compose config', rc, err) + '; reading the files directly instead'
         return out, None
     return run_config
 
 
-def find_container(runner, path, project, service, warnings):
-    """The container id of the service, via compose ps (or docker ps labels); (id, found_state)."""
+def find_container(runner, project_src, paths, project, service, warnings):
+    """The container id of the service, via compose ps (or docker ps labels); (id, found_state). ``project``: the
+    project name (None: Compose derives it from the files; the labels fall back to the directory's name)."""
     docker = runner.which('docker')
     if not docker:
         warnings.append('docker is not on the PATH: the state of compose service %s is unknown' % service)
         return None, False
-    if runner.compose_available():
-        rc, out, err = runner.run([docker, 'compose', '-f', path, '-p', project, 'ps', '--all', '--format', 'json'])
+    if runner.compose_available() and paths:
+        argv = [docker, 'compose', '--project-directory', project_src]
+        for path in paths:
+            argv.extend(['-f', path])
+        rc, out, err = runner.run(argv + (['-p', project] if project else []) + ['ps', '--all', '--format', 'json'])
         if rc != 0:
             warnings.append(_failed('docker compose ps', rc, err) + ': the state is unknown')
             return None, False
         rows = [row for row in compose.parse_compose_ps(out) if row.get('Service') == service]
         return (rows[0].get('ID') if rows else None), True
     rc, out, err = runner.run([docker, 'ps', '--all', '--no-trunc', '--format', '{{.ID}}',
-                               '--filter', 'label=com.docker.compose.project=%s' % project,
+                               '--filter', 'label=com.docker.compose.project=%s'
+                               % (project or compose.project_name(project_src)),
                                '--filter', 'label=com.docker.compose.service=%s' % service])
     if rc != 0:
         warnings.append(_failed('docker ps', rc, err) + ': the state is unknown')
@@ -284,48 +294,64 @@ def find_container(runner, path, project, service, warnings):
     return (ids[0] if ids else None), True
 
 
+def _read_compose(root, project_src, paths, runner, problems):
+    """The merged, interpolated compose data of ``paths`` (or None), and the reads."""
+    reads = [files.read_regular(root, path) for path in paths]
+    for read in reads:
+        if read.error:
+            problems.append(read.error)
+    readable = [read for read in reads if read.data is not None]
+    if not readable or len(readable) != len(reads):
+        return None, reads
+    try:
+        data, _loader, more = compose.load_compose_files(readable, compose_config_runner(runner, project_src, paths))
+    except compose.ComposeError as exc:
+        raise ServiceInfoError(str(exc))
+    problems.extend(more)
+    missing, errors = [], []
+    data = compose.interpolate_tree(data, compose.dot_env(root, project_src), missing, errors)
+    problems.extend(errors)
+    for variable in missing:
+        problems.append('variable %s is not set in %s/.env (compose may take it from the shell that runs '
+                        'it); read as empty' % (variable, project_src))
+    return data, reads
+
+
+def compose_project_files(root, project_src, container=None):
+    """The project's own compose files, as the running container was created from them (its Compose labels, this
+    collection's override files left out) when they still exist, else as ``docker compose`` finds them without
+    ``-f``; and a warning when the two differ (None when they agree)."""
+    found = compose.default_files(root, project_src)
+    labelled = compose.label_files(container, project_src)
+    if labelled is None:
+        return found, None
+    labelled = [path for path in labelled if not overlay_compose.is_overlay(path)]
+    if labelled == found:
+        return found, None
+    exist = all(files.read_regular(root, path).data is not None for path in labelled)
+    if labelled and exist:
+        return labelled, None
+    return found, ('the running container was created from %s, which %s: reading %s'
+                   % (', '.join(labelled) or 'no file', 'do not all exist any more' if labelled else 'is nothing',
+                      ', '.join(found) or 'nothing'))
+
+
 def gather_compose(name, root, project_src, runner, warnings):
     project_src = (project_src or DEFAULT_PROJECT_PARENT + '/' + name).rstrip('/') or '/'
-    path = compose.find_compose_file(root, project_src) or project_src + '/compose.yaml'
-    read = files.read_regular(root, path)
-    if read.error:
-        warnings.append(read.error)
+    base_files = compose.default_files(root, project_src)
     problems = []
-    service = None
-    data = None
-    if read.data is not None:
-        try:
-            data, _loader, more = compose.load_compose_text(read.text, path, _compose_config_runner(runner, path))
-            problems.extend(more)
-            missing, errors = [], []
-            env = compose.dot_env(root, project_src)
-            data = compose.interpolate_tree(data, env, missing, errors)
-            problems.extend(errors)
-            for variable in missing:
-                problems.append('variable %s is not set in %s/.env (compose may take it from the shell that runs '
-                                'it); read as empty' % (variable, project_src))
-            service = compose.service_config(data, name, project_src, root, problems)
-        except compose.ComposeError as exc:
-            raise ServiceInfoError(str(exc))
-    for problem in problems:
-        warnings.append('%s: %s' % (path, problem))
+    data, reads = _read_compose(root, project_src, base_files, runner, problems) if base_files else (None, [])
     project = compose.project_name(project_src, data)
-    configured = None
-    if service is not None:
-        if service['entrypoint'] is not None:
-            argv = service['entrypoint'] + (service['command'] or [])
-            configured = _analyse(argv, warnings, path, env=service['env'])
-        else:
-            configured = _analyse(service['command'] or [], warnings, path, image_entrypoint_args=True,
-                                  env=service['env'])
-        configured['runtime'] = 'container'
-        configured['image'] = service['image']
+    container = None
     state = unknown_state()
-    running = None
+    present = {}
     if runner is not None:
-        container_id, answered = find_container(runner, path, project, name, warnings)
+        # Only files that read as regular files go to docker compose (a FIFO would hold it until its timeout).
+        readable = [read.path for read in reads if read.data is not None]
+        container_id, answered = find_container(runner, project_src, readable if readable == base_files else [],
+                                                project, name, warnings)
         if answered and container_id is None:
-            state = unknown_state('inactive' if read.exists else 'not-found')
+            state = unknown_state('inactive' if base_files else 'not-found')
         elif container_id:
             rc, out, err = runner.run([runner.which('docker'), 'inspect', '--type', 'container', container_id])
             container = compose.parse_docker_inspect(out) if rc == 0 else None
@@ -333,21 +359,50 @@ def gather_compose(name, root, project_src, runner, warnings):
                 warnings.append(_failed('docker inspect %s' % container_id, rc, err) + ': the state is unknown')
             else:
                 state = compose.state_from_inspect(container)
-                if state['status'] in ('active', 'activating'):
-                    # the container's own environment says whether it got an API key (only that is read)
-                    env = {'VLLM_API_KEY': 'set'} if _has_api_key_env((container.get('Config') or {}).get('Env')) else {}
-                    running = _analyse(compose.argv_from_inspect(container), warnings,
-                                       'container %s' % container_id[:12], env=env)
-                    running['runtime'] = 'container'
-                    running['image'] = (container.get('Config') or {}).get('Image')
+        labelled, problem = compose_project_files(root, project_src, container)
+        if problem:
+            warnings.append(problem)
+        if labelled != base_files:
+            base_files = labelled
+            data, reads = _read_compose(root, project_src, base_files, runner, problems)
+    # This collection's override files (the speculative change) are part of what Compose runs when they exist.
+    present = dict((key, read.path) for key, read in overlay_compose.read_overlay(root, project_src).items()
+                   if read.data is not None)
+    paths = overlay_compose.compose_files(base_files, present)
+    if paths != base_files and data is not None:
+        data, reads = _read_compose(root, project_src, paths, runner, problems)
+    service = compose.service_config(data, name, project_src, root, problems) if data is not None else None
+    main = reads[0] if reads else files.read_regular(root, project_src + '/compose.yaml')
+    for problem in problems:
+        warnings.append('%s: %s' % (main.path, problem) if not problem.startswith('/') else problem)
+    configured = None
+    if service is not None:
+        if service['entrypoint'] is not None:
+            argv = service['entrypoint'] + (service['command'] or [])
+            configured = _analyse(argv, warnings, main.path, env=service['env'])
+        else:
+            configured = _analyse(service['command'] or [], warnings, main.path, image_entrypoint_args=True,
+                                  env=service['env'])
+        configured['runtime'] = 'container'
+        configured['image'] = service['image']
+    running = None
+    if container is not None and state['status'] in ('active', 'activating'):
+        # the container's own environment says whether it got an API key (only that is read)
+        env = {'VLLM_API_KEY': 'set'} if _has_api_key_env((container.get('Config') or {}).get('Env')) else {}
+        running = _analyse(compose.argv_from_inspect(container), warnings,
+                           'container %s' % (state['container_id'] or '?')[:12], env=env)
+        running['runtime'] = 'container'
+        running['image'] = (container.get('Config') or {}).get('Image')
     exists = service is not None
     return {
         'name': name,
         'manager': 'compose',
         'exists': exists,
-        'file': read.info(),
+        'file': main.info(),
         'env_files': list(service['env_files']) if service else [],
         'state': state,
+        'compose': {'project_dir': project_src, 'project': project, 'base_files': base_files,
+                    'overlay': present, 'files': paths},
     }, configured, running, []
 
 

@@ -13,6 +13,7 @@ JSON (a YAML subset). Variables (``$VAR``, ``${VAR}``, ``${VAR:-default}``, ``${
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import hashlib
 import json
 import os
 import re
@@ -26,6 +27,12 @@ except ImportError:  # PyYAML is optional on the target
     yaml = None
 
 COMPOSE_FILE_NAMES = ('compose.yaml', 'compose.yml', 'docker-compose.yaml', 'docker-compose.yml')
+# Loaded after the compose file when no -f is given (Compose v2, the first that exists).
+OVERRIDE_FILE_NAMES = ('compose.override.yaml', 'compose.override.yml', 'docker-compose.override.yaml',
+                       'docker-compose.override.yml')
+# The label Compose puts on every container: the files the project was created from, comma-separated.
+CONFIG_FILES_LABEL = 'com.docker.compose.project.config_files'
+WORKING_DIR_LABEL = 'com.docker.compose.project.working_dir'
 
 _VARIABLE = re.compile(r'\$(?:\$|\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))')
 
@@ -42,6 +49,91 @@ def find_compose_file(root, project_src):
         if real is not None and os.path.lexists(real):
             return path
     return None
+
+
+def default_files(root, project_src):
+    """The files ``docker compose`` reads in ``project_src`` without ``-f``: the compose file, then its override
+    file when there is one ([] when there is no compose file)."""
+    base = find_compose_file(root, project_src)
+    if base is None:
+        return []
+    for name in OVERRIDE_FILE_NAMES:
+        path = project_src.rstrip('/') + '/' + name
+        real = files.host_path(root, path)
+        if real is not None and os.path.lexists(real):
+            return [base, path]
+    return [base]
+
+
+def label_files(container, project_src):
+    """The compose files a container was created from (its Compose labels), when it belongs to ``project_src``;
+    None when the labels do not say."""
+    labels = ((container or {}).get('Config') or {}).get('Labels') or {}
+    listed = labels.get(CONFIG_FILES_LABEL)
+    working_dir = labels.get(WORKING_DIR_LABEL)
+    if not isinstance(listed, str) or not listed or working_dir is None \
+            or working_dir.rstrip('/') != project_src.rstrip('/'):
+        return None
+    paths = [item for item in listed.split(',') if item]
+    return paths if paths and all(path.startswith('/') for path in paths) else None
+
+
+def merge_compose(base, override):
+    """``override`` merged into ``base`` as Compose merges ``-f`` files, for what this collection reads: mappings
+    merge key by key, ``environment`` as a mapping, ``env_file`` entries append, anything else (``command``,
+    ``entrypoint``, ``image``, other lists) is replaced."""
+    if not isinstance(base, dict) or not isinstance(override, dict):
+        return override
+    out = dict(base)
+    for key, value in override.items():
+        if key not in out:
+            out[key] = value
+        elif key == 'environment':
+            merged = environment_dict(out[key])
+            merged.update(environment_dict(value))
+            out[key] = merged
+        elif key == 'env_file':
+            first = out[key] if isinstance(out[key], list) else [out[key]]
+            more = value if isinstance(value, list) else [value]
+            out[key] = first + [item for item in more if item not in first]
+        elif key in ('command', 'entrypoint'):
+            out[key] = value
+        elif isinstance(out[key], dict) and isinstance(value, dict):
+            out[key] = merge_compose(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def load_compose_files(reads, run_compose_config=None):
+    """Parse and merge the compose files of one project (``reads``: FileRead objects, in ``-f`` order); return
+    (data, loader, problems). ``run_compose_config`` as in ``load_compose_text`` (for all the files at once)."""
+    problems = []
+    if run_compose_config is not None:
+        output, error = run_compose_config()
+        if output is not None:
+            try:
+                return json.loads(output), 'docker compose config', problems
+            except ValueError:
+                problems.append('docker compose config did not print JSON')
+        elif error:
+            problems.append(error)
+    data = None
+    loader = None
+    for read in reads:
+        one, loader, more = load_compose_text(read.text, read.path)
+        problems.extend(more)
+        data = one if data is None else merge_compose(data, one)
+    return data, loader, problems
+
+
+def files_sha256(reads):
+    """One digest of a project's files (path and bytes, in order; a missing file counts as empty)."""
+    digest = hashlib.sha256()
+    for read in reads:
+        digest.update(read.path.encode('utf-8') + b'\0' + hashlib.sha256(read.data or b'').hexdigest().encode('ascii')
+                      + b'\n')
+    return digest.hexdigest()
 
 
 def project_name(project_src, data=None):

@@ -9,7 +9,7 @@ __metaclass__ = type
 DOCUMENTATION = r'''
 ---
 module: speculative_overlay
-short_description: Write, commit or remove the speculative change of a systemd vLLM service as a drop-in of its own
+short_description: Write, commit or remove the speculative change of a vLLM service as a file of the collection's own
 version_added: 0.3.0
 description:
   - The speculative change of M(jetson_llm.vllm.speculative_decoding) on a systemd host is one drop-in file of this
@@ -27,6 +27,14 @@ description:
     the baseline), O(state=committed) moves the candidate to C(/etc/systemd/system/UNIT.d/) once a verdict keeps it,
     O(state=absent) removes the candidate (O(scope=candidate), back to the committed overlay or the baseline) or both
     (O(scope=all), back to the baseline); with O(scope=candidate) the kept overlay runs again.
+  - "With O(manager=compose) the change is an override file of the collection's own in the project directory:
+    C(jetson-llm-speculative-2-candidate.yaml) until kept, then C(jetson-llm-speculative-1-kept.yaml). It sets only
+    the service's C(command:): the command of the project's own compose files (read with C(docker compose config
+    --no-interpolate), or as the files say when Compose is not available), as written, plus the same two flags
+    (C($) written C($$)); Compose replaces C(command:) when a later C(-f) file sets it. The project's files are the ones
+    the running container was created from (its Compose labels), else the compose file and its override file.
+    Compose reads the override only when it is named, so RV(compose_files) gives the C(-f) list to run the service
+    with (the project's files, then the kept override, then the candidate)."
   - The module does not reload systemd or restart the service; the caller does (C(daemon_reload) is returned).
   - The file is mode C(0644), or C(0600) when the command line holds a secret value (an C(--api-key) given
     literally); diffs mask secret values.
@@ -37,9 +45,17 @@ extends_documentation_fragment:
   - jetson_llm.vllm._attributes.writer
 options:
   name:
-    description: The systemd service (C(vllm) or C(vllm.service)).
+    description: The systemd service (C(vllm) or C(vllm.service)), or the compose service.
     type: str
     required: true
+  manager:
+    description: How the service is deployed.
+    type: str
+    choices: [systemd, compose]
+    default: systemd
+  project_src:
+    description: The compose project directory (required with O(manager=compose)).
+    type: path
   state:
     description: What to do with the overlay.
     type: str
@@ -58,9 +74,10 @@ options:
     type: float
   legacy_last_known_good:
     description:
-      - A copy of the unit kept by releases before 0.3.0, which wrote the speculative change into the unit itself.
-        With O(state=absent), when the unit (without the overlay) runs C(--speculative-config) and this copy exists,
-        the copy is put back in place of the unit and removed (once, on upgrade).
+      - A copy of the unit or compose file kept by releases before 0.3.0, which wrote the speculative change into the
+        unit or compose file itself. With O(state=absent), when the unit without the overlay (or the project's compose
+        file) runs C(--speculative-config) and this copy exists, the copy is put back in its place and removed (once,
+        on upgrade).
     type: path
 '''
 
@@ -81,6 +98,24 @@ EXAMPLES = r'''
   jetson_llm.vllm.speculative_overlay:
     name: vllm
     state: absent
+
+- name: The same change of a compose service (an override file beside the project's compose file)
+  jetson_llm.vllm.speculative_overlay:
+    name: vllm
+    manager: compose
+    project_src: /opt/vllm/vllm
+    state: candidate
+    speculative_config: {method: ngram, num_speculative_tokens: 3, prompt_lookup_max: 5, prompt_lookup_min: 5}
+    gpu_memory_utilization: 0.7
+  register: overlay
+
+- name: Recreate the service from the project's files and the override
+  community.docker.docker_compose_v2:
+    project_src: /opt/vllm/vllm
+    files: "{{ overlay.compose_files }}"
+    services: [vllm]
+    dependencies: false
+    recreate: always
 '''
 
 RETURN = r'''
@@ -89,25 +124,34 @@ candidate:
   returned: always
   type: dict
   contains:
-    path: {description: The path under /run/systemd/system., type: str, returned: always}
+    path: {description: The path (systemd under /run/systemd/system; compose in the project directory)., type: str, returned: always}
     exists: {description: Whether it exists after the task., type: bool, returned: always}
 committed:
   description: Path of the committed overlay, and whether it exists after the task.
   returned: always
   type: dict
   contains:
-    path: {description: The path under /etc/systemd/system., type: str, returned: always}
+    path: {description: The path (systemd under /etc/systemd/system; compose in the project directory)., type: str, returned: always}
     exists: {description: Whether it exists after the task., type: bool, returned: always}
 baseline_sha256:
-  description: One sha256 over the files systemd reads for the service without the overlay (paths and bytes).
+  description:
+    - One sha256 over the files the service is defined by without the overlay (paths and bytes); systemd, the unit and
+      its other drop-ins; compose, the project's compose files and its C(.env).
   returned: always
   type: str
 unit_path:
-  description: The unit file.
+  description: The unit file (systemd), or the project's first compose file (compose).
   returned: always
   type: str
+compose_files:
+  description: With O(manager=compose), the C(-f) list to run the service with after the task (the project's files, then
+    the kept override, then the candidate, those that exist); empty for systemd.
+  returned: always
+  type: list
+  elements: str
+  sample: [/opt/vllm/vllm/compose.yaml, /opt/vllm/vllm/jetson-llm-speculative-2-candidate.yaml]
 daemon_reload:
-  description: Whether the caller must run systemctl daemon-reload (a drop-in was written or removed).
+  description: Whether the caller must run systemctl daemon-reload (a drop-in was written or removed; never for compose).
   returned: always
   type: bool
 migrated:
@@ -121,6 +165,8 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _overlay as overlay
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _overlay_compose as overlay_compose
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service as service_info
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_files as files
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_systemd as systemd
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._files import write_atomic
@@ -152,37 +198,117 @@ def _check_regular(module, read, what):
                          % (what, read.path, read.error or 'not a regular file'))
 
 
+class _Systemd(object):
+    """The overlay of a systemd unit: a drop-in."""
+
+    redact = staticmethod(overlay.redact)
+
+    def __init__(self, module):
+        try:
+            self.unit = overlay.checked_unit(module.params['name'])
+        except overlay.OverlayError as exc:
+            module.fail_json(msg='%s: nothing was changed.' % exc)
+        self.where = overlay.paths(self.unit)
+        self.current = overlay.read_overlay(ROOT, self.unit)
+        self.path = _fragment_path(module, self.unit)
+        self.baseline = overlay.read_baseline(ROOT, self.unit, self.path)
+        self.base_files = []
+
+    def readable(self):
+        return self.baseline['file'].data is not None, self.baseline['file'].exists, self.baseline['file'].error
+
+    def render(self, speculative_config, gmu):
+        return overlay.render(self.unit, self.baseline, speculative_config, gmu)
+
+    def legacy_target(self):
+        """(path, runs --speculative-config) of what an earlier release wrote the change into."""
+        runs = '--speculative-config' in [word.split('=', 1)[0] for word in (self.baseline.get('argv') or [])]
+        return self.path, runs
+
+    def reread(self):
+        return overlay.read_baseline(ROOT, self.unit, self.path)['sha256']
+
+
+class _Compose(object):
+    """The overlay of a compose service: an override file in the project directory."""
+
+    redact = staticmethod(overlay_compose.redact)
+
+    def __init__(self, module):
+        params = module.params
+        name = params['name']
+        if not isinstance(name, str) or not name or '/' in name or name.strip() != name or '\0' in name \
+                or any(ord(char) < 32 for char in name):
+            module.fail_json(msg='name %r is not a compose service name: nothing was changed.' % (name,))
+        self.name = name
+        try:
+            self.project_src = overlay_compose.checked_project(params['project_src'])
+        except overlay.OverlayError as exc:
+            module.fail_json(msg='%s: nothing was changed.' % exc)
+        self.where = overlay_compose.paths(self.project_src)
+        self.current = overlay_compose.read_overlay(ROOT, self.project_src)
+
+        def run(argv):
+            return module.run_command(argv, check_rc=False, environ_update={'LC_ALL': 'C'})
+        # The project's own files, as vllm_service_info finds them (the running container's labels first).
+        try:
+            gathered, _warnings = service_info.gather(self.name, manager='compose', project_src=self.project_src,
+                                                      run_command=run, which=module.get_bin_path)
+        except service_info.ServiceInfoError as exc:
+            module.fail_json(msg='%s: nothing was changed.' % exc)
+        self.runner = service_info.Runner(run, module.get_bin_path)
+        self.base_files = gathered['compose']['base_files']
+        self.path = self.base_files[0] if self.base_files else self.project_src + '/compose.yaml'
+        self.baseline = self._read()
+
+    def _read(self):
+        return overlay_compose.read_baseline(
+            ROOT, self.project_src, self.name, self.base_files,
+            service_info.compose_config_runner(self.runner, self.project_src, self.base_files))
+
+    def readable(self):
+        ok = self.baseline['raw'] is not None
+        return ok, bool(self.base_files), '; '.join(self.baseline['problems']) or 'no compose file'
+
+    def render(self, speculative_config, gmu):
+        return overlay_compose.render(self.name, self.baseline, speculative_config, gmu)
+
+    def legacy_target(self):
+        runs = (self.baseline.get('serve') or {}).get('speculative_config') is not None
+        return self.path, runs and len(self.base_files) == 1
+
+    def reread(self):
+        return self._read()['sha256']
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
             name=dict(type='str', required=True),
+            manager=dict(type='str', default='systemd', choices=['systemd', 'compose']),
+            project_src=dict(type='path'),
             state=dict(type='str', required=True, choices=['candidate', 'committed', 'absent']),
             scope=dict(type='str', default='all', choices=['candidate', 'all']),
             speculative_config=dict(type='dict'),
             gpu_memory_utilization=dict(type='float'),
             legacy_last_known_good=dict(type='path'),
         ),
-        required_if=[('state', 'candidate', ['speculative_config', 'gpu_memory_utilization'])],
+        required_if=[('state', 'candidate', ['speculative_config', 'gpu_memory_utilization']),
+                     ('manager', 'compose', ['project_src'])],
         supports_check_mode=True,
     )
     params = module.params
-    try:
-        unit = overlay.checked_unit(params['name'])
-    except overlay.OverlayError as exc:
-        module.fail_json(msg='%s: nothing was changed.' % exc)
     gmu = params['gpu_memory_utilization']
     if gmu is not None and not 0 < gmu <= 1:  # NaN fails both comparisons
         module.fail_json(msg='gpu_memory_utilization %r is not above 0 and at most 1: nothing was changed.' % gmu)
+    target = _Compose(module) if params['manager'] == 'compose' else _Systemd(module)
     state = params['state']
-    where = overlay.paths(unit)
-    current = overlay.read_overlay(ROOT, unit)
+    where, current = target.where, target.current
     for key in ('candidate', 'committed'):
         _check_regular(module, current[key], 'The %s overlay' % key)
-    unit_path = _fragment_path(module, unit)
-    baseline = overlay.read_baseline(ROOT, unit, unit_path)
-    if baseline['file'].data is None and (state == 'candidate' or baseline['file'].exists):
-        module.fail_json(msg='%s: the unit file %s cannot be read (%s): nothing was changed.'
-                         % (unit, unit_path, baseline['file'].error or 'it does not exist'))
+    readable, exists, error = target.readable()
+    if not readable and (state == 'candidate' or (exists and params['manager'] == 'systemd')):
+        module.fail_json(msg='%s cannot be read (%s): nothing was changed.' % (target.path, error or 'it does not exist'))
     # None: no file.
     before = dict((key, current[key].text if current[key].exists else None) for key in ('candidate', 'committed'))
     after = dict(before)
@@ -191,7 +317,7 @@ def main():
 
     if state == 'candidate':
         try:
-            text, _argv, secret = overlay.render(unit, baseline, params['speculative_config'], gmu)
+            text, _argv, secret = target.render(params['speculative_config'], gmu)
         except overlay.OverlayError as exc:
             module.fail_json(msg='%s: nothing was changed.' % exc)
         after['candidate'] = text
@@ -210,31 +336,32 @@ def main():
 
     legacy = params['legacy_last_known_good']
     legacy_read = None
-    if state == 'absent' and params['scope'] == 'all' and legacy:
+    legacy_path = None
+    if state == 'absent' and params['scope'] == 'all' and legacy and readable:
         legacy_read = files.read_regular(ROOT, legacy, limit=MAX_UNIT_BYTES)
-        runs_speculative = '--speculative-config' in [
-            word.split('=', 1)[0] for word in (baseline.get('argv') or [])]
+        legacy_path, runs_speculative = target.legacy_target()
         migrated = legacy_read.data is not None and runs_speculative
-        if migrated and (os.path.islink(unit_path) or not os.path.isfile(unit_path)):
+        if migrated and (os.path.islink(legacy_path) or not os.path.isfile(legacy_path)):
             module.fail_json(msg='%s runs --speculative-config written by an earlier release, but %s is not a regular '
-                             'file: put %s back by hand. Nothing was changed.' % (unit, unit_path, legacy))
+                             'file: put %s back by hand. Nothing was changed.' % (params['name'], legacy_path, legacy))
 
     changed = after != before or migrated
-    result = dict(changed=changed, unit_path=unit_path, migrated=migrated,
-                  daemon_reload=changed, baseline_sha256=baseline['sha256'])
+    result = dict(changed=changed, unit_path=target.path, migrated=migrated,
+                  daemon_reload=changed and params['manager'] == 'systemd', baseline_sha256=target.baseline['sha256'])
     if module._diff:
         result['diff'] = [{'before_header': where[key], 'after_header': where[key],
-                           'before': overlay.redact(before[key] or ''), 'after': overlay.redact(after[key] or '')}
+                           'before': target.redact(before[key] or ''), 'after': target.redact(after[key] or '')}
                           for key in ('candidate', 'committed') if before[key] != after[key]]
         if migrated:
-            result['diff'].append({'before_header': unit_path, 'after_header': unit_path,
-                                   'before': '(the unit with --speculative-config)\n',
+            result['diff'].append({'before_header': legacy_path, 'after_header': legacy_path,
+                                   'before': '(the file with --speculative-config)\n',
                                    'after': '(the copy %s)\n' % legacy})
     if changed and not module.check_mode:
         if migrated:
-            write_atomic(module, unit_path, legacy_read.data, 0o644)
+            write_atomic(module, legacy_path, legacy_read.data, 0o644)
             os.unlink(legacy)
-        # Commit: write /etc first, then remove /run, so a crash in between leaves two identical overlays.
+        # Commit: write the kept file first, then remove the candidate, so a crash in between leaves two identical
+        # overlays.
         for key in ('committed', 'candidate'):
             if after[key] == before[key]:
                 continue
@@ -243,9 +370,12 @@ def main():
             else:
                 _remove(where[key])
         if migrated:
-            result['baseline_sha256'] = overlay.read_baseline(ROOT, unit, unit_path)['sha256']
+            result['baseline_sha256'] = target.reread()
     for key in ('candidate', 'committed'):
         result[key] = {'path': where[key], 'exists': after[key] is not None}
+    result['compose_files'] = overlay_compose.compose_files(
+        target.base_files, dict((key, where[key]) for key in ('committed', 'candidate') if after[key] is not None)) \
+        if params['manager'] == 'compose' else []
     module.exit_json(**result)
 
 

@@ -15,9 +15,10 @@ description:
   - Reads, on the target, everything the lifecycle of M(jetson_llm.vllm.speculative_decoding) depends on, in one
     pass, and returns one action from a closed set with its reasons. The role dispatches on RV(action).
   - "What it reads: the deployed service as M(jetson_llm.vllm.vllm_service_info) reads it (the unit with its
-    drop-ins or the compose file, and the command line of the B(running) process or container), the recorded
-    outcome (O(fact_file), any schema this collection wrote; a damaged record counts as none, with a reason), the
-    last-known-good copy (O(last_known_good)) and the guard timer (O(guard_unit))."
+    drop-ins or the project's compose files, and the command line of the B(running) process or container), this
+    collection's overlay (M(jetson_llm.vllm.speculative_overlay)), the recorded outcome (O(fact_file), any schema
+    this collection wrote; a damaged record counts as none, with a reason), an earlier release's last-known-good copy
+    (O(last_known_good)) and the guard (the timer O(guard_unit), the boot-time unit O(boot_guard))."
   - "The inputs are normalised the Ansible way before they are compared with the record: V(\"false\"), V(\"no\"),
     V(0) are false, numeric strings are numbers; a value that is neither fails with the option's name. An AWX
     survey's string booleans therefore give the same fingerprint as YAML booleans."
@@ -49,13 +50,20 @@ options:
     type: path
     required: true
   last_known_good:
-    description: The last-known-good copy of the non-speculative service definition.
+    description:
+      - The last-known-good copy of the non-speculative service definition that releases before 0.3.0 kept (they wrote
+        the change into the unit or compose file itself). Only read, so that such a host can still be restored.
     type: path
     required: true
   guard_unit:
     description: The guard's systemd timer, without C(.timer). Armed means C(ActiveState) active or activating.
     type: str
     required: true
+  boot_guard:
+    description:
+      - The guard's boot-time unit file (compose, where a container comes back with its configuration after a reboot).
+        Armed means the file exists.
+    type: path
   state:
     description: V(enabled) runs the loop; V(disabled) removes speculation on purpose.
     type: str
@@ -253,7 +261,8 @@ service:
     sha256:
       description:
         - "systemd: one sha256 over the unit and its drop-ins without this collection's overlay (the baseline),
-          so an operator's edit or new drop-in changes it. Compose: the compose file's sha256. Null when missing."
+          so an operator's edit or new drop-in changes it. Compose: one sha256 over the project's own compose files
+          and its C(.env), without this collection's override. Null when missing."
       type: str
       returned: always
     speculative: {description: "The effective definition (with the overlay) has C(--speculative-config).", type: bool, returned: always}
@@ -267,21 +276,29 @@ last_known_good:
     exists: {description: "It exists as a regular file.", type: bool, returned: always}
     sha256: {description: "Its sha256, or null.", type: str, returned: always}
 overlay:
-  description: "systemd: this collection's drop-in (M(jetson_llm.vllm.speculative_overlay)). Compose: all false."
+  description: "This collection's overlay (M(jetson_llm.vllm.speculative_overlay)): a drop-in (systemd) or an override
+    file (compose)."
   returned: always
   type: dict
   contains:
-    candidate: {description: "The unverified overlay exists under /run/systemd/system.", type: bool, returned: always}
-    committed: {description: "The kept overlay exists under /etc/systemd/system.", type: bool, returned: always}
+    candidate: {description: "The unverified overlay exists.", type: bool, returned: always}
+    committed: {description: "The kept overlay exists.", type: bool, returned: always}
     baseline_speculative: {description: "The service without the overlay runs C(--speculative-config).", type: bool, returned: always}
+compose:
+  description: With O(manager=compose), the project's files (null for systemd).
+  returned: always
+  type: dict
+  contains:
+    base_files: {description: "The project's own compose files, in C(-f) order.", type: list, elements: str, returned: always}
+    files: {description: "Every file the service runs from now (the project's, then the overrides that exist).", type: list, elements: str, returned: always}
 can_restore:
   description:
-    - Whether this collection can put a non-speculative service back. systemd, unless the baseline itself speculates
-      (then only an earlier release's last-known-good copy can); compose, when the last-known-good copy exists.
+    - Whether this collection can put a non-speculative service back (by removing its overlay), unless the service
+      without it speculates; then only an earlier release's last-known-good copy can.
   returned: always
   type: bool
 guard_armed:
-  description: The guard timer is active.
+  description: The guard timer is active, or the boot-time guard (O(boot_guard)) is installed.
   returned: always
   type: bool
 baseline_gpu_memory_utilization:
@@ -333,10 +350,12 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._endpoint import exposure_warning
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._lifecycle import decide, fingerprint
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._record import MAX_RECORD_BYTES, parse
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import ServiceInfoError, gather
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import (
+    Runner, ServiceInfoError, compose_config_runner, gather)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service_files import read_regular
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._serve_args import analyse_command
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _overlay as overlay
+from ansible_collections.jetson_llm.vllm.plugins.module_utils import _overlay_compose as overlay_compose
 from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_systemd as systemd
 
 LIVE_ROOT = '/'
@@ -367,7 +386,9 @@ def _read(path, limit):
     return read, problem
 
 
-def guard_armed(module, unit):
+def guard_armed(module, unit, boot_guard=None):
+    if boot_guard and read_regular(LIVE_ROOT, boot_guard, limit=65536).exists:
+        return True
     systemctl = module.get_bin_path('systemctl')
     if not systemctl:
         return False
@@ -385,6 +406,7 @@ def main():
             fact_file=dict(type='path', required=True),
             last_known_good=dict(type='path', required=True),
             guard_unit=dict(type='str', required=True),
+            boot_guard=dict(type='path'),
             state=dict(type='str', default='enabled', choices=['enabled', 'disabled']),
             force_verify=dict(type='bool', default=False),
             default_gpu_memory_utilization=dict(type='float', default=0.9),
@@ -439,13 +461,29 @@ def main():
     speculative = run_serve.get('speculative_config') is not None
     service_file = service.get('file') or {}
 
-    # systemd: the speculative change is the collection's own drop-in (the overlay). The baseline is the unit
-    # and every other drop-in; removing the overlay restores it, unless the baseline itself speculates.
+    # The speculative change is the collection's own overlay (a drop-in, an override file). The baseline is the
+    # service without it; removing the overlay restores it, unless the baseline itself speculates.
     overlay_info = {'candidate': False, 'committed': False, 'baseline_speculative': False}
     baseline_serve = configured
     service_sha256 = service_file.get('sha256')
-    can_restore = lkg_read.data is not None
-    if params['manager'] == 'systemd' and service.get('exists') and service_file.get('path'):
+    can_restore = False  # no service: nothing to put back
+    compose_info = None
+    if params['manager'] == 'compose':
+        project = service.get('compose') or {}
+        compose_info = {'base_files': project.get('base_files') or [], 'files': project.get('files') or []}
+        present = project.get('overlay') or {}
+        overlay_info = {'candidate': 'candidate' in present, 'committed': 'committed' in present,
+                        'baseline_speculative': False}
+        if service.get('exists'):
+            base = overlay_compose.read_baseline(
+                LIVE_ROOT, project['project_dir'], params['name'], compose_info['base_files'],
+                compose_config_runner(Runner(run_command, module.get_bin_path), project['project_dir'],
+                                      compose_info['base_files']))
+            baseline_serve = base['serve'] or {}
+            overlay_info['baseline_speculative'] = baseline_serve.get('speculative_config') is not None
+            service_sha256 = base['sha256']
+            can_restore = not overlay_info['baseline_speculative'] or lkg_read.data is not None
+    elif service.get('exists') and service_file.get('path'):
         unit = systemd.unit_name(params['name'])
         base = overlay.read_baseline(LIVE_ROOT, unit, service_file['path'])
         present = overlay.read_overlay(LIVE_ROOT, unit)
@@ -457,7 +495,7 @@ def main():
         can_restore = not overlay_info['baseline_speculative'] or lkg_read.data is not None
 
     if speculative:
-        baseline_gmu = baseline_serve.get('gpu_memory_utilization') if params['manager'] == 'systemd' else None
+        baseline_gmu = baseline_serve.get('gpu_memory_utilization')
         if baseline_gmu is None or overlay_info['baseline_speculative']:
             baseline_gmu = record.get('baseline_gpu_memory_utilization')
     else:
@@ -473,10 +511,9 @@ def main():
     # read keeps the fingerprint it had before the part existed.
     given_baseline = dict((k, v) for k, v in params['baseline'].items() if not (k in OPTIONAL_PARTS and v in (None, '')))
     baseline_parts = dict(given_baseline, baseline_gpu_memory_utilization=baseline_gmu, workload=workload)
-    if params['manager'] == 'systemd':
-        # The service itself (unit and drop-ins but the overlay): an operator's edit is a new baseline, whose
-        # stored benchmark must not be reused. (Compose: its file holds the change, so it cannot be part of this.)
-        baseline_parts['service'] = service_sha256
+    # The service itself without the overlay (systemd: the unit and its other drop-ins; compose: the project's files
+    # and .env): an operator's edit is a new baseline, whose stored benchmark must not be reused.
+    baseline_parts['service'] = service_sha256
     fingerprint_parts = {'baseline': baseline_parts, 'inputs': inputs}
     try:
         baseline_fingerprint = fingerprint(baseline_parts)
@@ -492,7 +529,7 @@ def main():
         'record': record,
         'record_problem': record_problem,
         'last_known_good': can_restore,
-        'guard_armed': guard_armed(module, params['guard_unit']),
+        'guard_armed': guard_armed(module, params['guard_unit'], params['boot_guard']),
         'state': params['state'],
         'force_verify': params['force_verify'],
         'fingerprint': full_fingerprint,
@@ -514,7 +551,7 @@ def main():
                  'sha256': service_sha256,
                  'speculative': configured.get('speculative_config') is not None,
                  'model': (service.get('serve') or {}).get('model'), 'port': (service.get('serve') or {}).get('port')},
-        overlay=overlay_info, can_restore=can_restore,
+        overlay=overlay_info, compose=compose_info, can_restore=can_restore,
         last_known_good={'exists': lkg_read.data is not None,
                          'sha256': hashlib.sha256(lkg_read.data).hexdigest() if lkg_read.data is not None else None},
         guard_armed=observed['guard_armed'],

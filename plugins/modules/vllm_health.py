@@ -168,6 +168,7 @@ polls:
 '''
 
 import math
+import os
 import time
 from urllib.parse import urlsplit
 
@@ -176,7 +177,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._endpoint import (
     OptionError, check_endpoint_options, check_integer, check_number, echo, endpoint_argument_spec, exposure_warning)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import Runner, find_container, systemctl_show
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service_compose import parse_docker_inspect, project_name
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service_compose import default_files, parse_docker_inspect
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service_systemd import unit_name
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._startup import (
     docker_state, make_endpoint, systemd_state, wait_healthy)
@@ -200,8 +201,9 @@ class _Manager(object):
         self.warnings = []
 
     def _container(self):
-        path = self.project_src.rstrip('/') + '/compose.yaml'
-        cid, _found = find_container(self.runner, path, project_name(self.project_src), self.name, self.warnings)
+        # Regular files only: a FIFO would hold docker compose until its timeout.
+        paths = [path for path in default_files('/', self.project_src) if os.path.isfile(path)]
+        cid, _found = find_container(self.runner, self.project_src, paths, None, self.name, self.warnings)
         return cid
 
     def state(self):

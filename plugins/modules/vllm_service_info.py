@@ -190,6 +190,38 @@ service:
           description: Its permission bits in octal; null when absent.
           type: str
           sample: '0644'
+    compose:
+      description:
+        - The compose project's files (O(manager=compose) only).
+        - The project's own files are the ones the running container was created from (its Compose labels) when they
+          still exist, else the ones C(docker compose) reads without C(-f) (the compose file, then its override file).
+          The speculative change of M(jetson_llm.vllm.speculative_decoding) is an override file of its own, listed
+          after them when it exists.
+      type: dict
+      returned: when the manager is compose
+      contains:
+        project_dir:
+          description: The project directory.
+          type: str
+          sample: /opt/vllm/vllm
+        project:
+          description: The Compose project name.
+          type: str
+          sample: vllm
+        base_files:
+          description: The project's own compose files, in C(-f) order.
+          type: list
+          elements: str
+          sample: [/opt/vllm/vllm/compose.yaml]
+        overlay:
+          description: This collection's override files that exist (C(committed), C(candidate)).
+          type: dict
+          sample: {committed: /opt/vllm/vllm/jetson-llm-speculative-1-kept.yaml}
+        files:
+          description: Every file Compose runs the service from, in C(-f) order (the project's, then the overrides).
+          type: list
+          elements: str
+          sample: [/opt/vllm/vllm/compose.yaml, /opt/vllm/vllm/jetson-llm-speculative-1-kept.yaml]
     env_files:
       description:
         - Paths of the C(EnvironmentFile=) entries, C(docker run --env-file) files and compose C(env_file) entries.

@@ -18,6 +18,11 @@ SPEC = {"method": "draft_model", "model": "/models/draft", "num_speculative_toke
 FIFO = os.path.join(tempfile.gettempdir(), "hostile-lifecycle-record-%d.fifo" % os.getuid())
 if not os.path.exists(FIFO):
     os.mkfifo(FIFO)
+# A compose project whose compose.yaml is a FIFO (a reader that opened it would wait for a writer forever).
+FIFO_PROJECT = os.path.join(tempfile.gettempdir(), "hostile-compose-fifo-%d" % os.getuid())
+os.makedirs(FIFO_PROJECT, exist_ok=True)
+if not os.path.exists(os.path.join(FIFO_PROJECT, "compose.yaml")):
+    os.mkfifo(os.path.join(FIFO_PROJECT, "compose.yaml"))
 
 
 def state(**extra):
@@ -70,4 +75,26 @@ CASES = [
             writes="/run/systemd/system/hostile-no-such-vllm.service.d"),
     Hostile("overlay-commit-without-candidate", OVERLAY, {"name": "hostile-no-such-vllm", "state": "committed"},
             expect=("no candidate overlay", "nothing was changed")),
+    # Compose: the override file is built from project_src; the project's own files are only read.
+    Hostile("overlay-compose-relative-project", OVERLAY, {"name": "vllm", "manager": "compose",
+                                                          "project_src": "opt/vllm/vllm", "state": "absent"},
+            expect=("opt/vllm/vllm", "not an absolute path")),
+    Hostile("overlay-compose-project-crlf", OVERLAY, {"name": "vllm", "manager": "compose",
+                                                      "project_src": "/opt/vllm\r\n/x", "state": "absent"},
+            expect=("not an absolute path",)),
+    Hostile("overlay-compose-name-traversal", OVERLAY, {"name": "../vllm", "manager": "compose",
+                                                        "project_src": "{tmp}", "state": "absent"},
+            expect=("../vllm", "not a compose service name")),
+    Hostile("overlay-compose-without-project-src", OVERLAY, {"name": "vllm", "manager": "compose", "state": "absent"},
+            expect=("project_src",)),
+    Hostile("overlay-compose-no-compose-file", OVERLAY, {"name": "vllm", "manager": "compose", "project_src": "{tmp}",
+                                                         "state": "candidate", "speculative_config": SPEC,
+                                                         "gpu_memory_utilization": 0.5},
+            expect=("compose.yaml cannot be read", "nothing was changed"),
+            writes="{tmp}/jetson-llm-speculative-2-candidate.yaml"),
+    Hostile("overlay-compose-file-is-a-fifo", OVERLAY, {"name": "vllm", "manager": "compose",
+                                                        "project_src": FIFO_PROJECT, "state": "candidate",
+                                                        "speculative_config": SPEC, "gpu_memory_utilization": 0.5},
+            expect=("a FIFO", "nothing was changed"), max_seconds=30,
+            writes=FIFO_PROJECT + "/jetson-llm-speculative-2-candidate.yaml"),
 ]

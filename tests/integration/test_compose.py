@@ -18,13 +18,24 @@ Two Ansible hosts manage the SAME compose project (same files, same Docker Engin
   on it. In the nspawn host systemd is PID 1: the guard is really armed there, and its restore
   command (``cp`` + ``docker compose ... up``) would run there against the same engine.
 
+The speculative change is an override file of the collection's own in the project directory
+(``jetson-llm-speculative-2-candidate.yaml`` until kept, then ``jetson-llm-speculative-1-kept.yaml``), named with
+``-f`` after the project's files in every compose call: the compose file is never written. The target is
+``target-deep`` in float32 (as the systemd suite's thor-accept: its one-layer draft pays on this CPU).
+
 Workload (shortened; the production default is the specification's): concurrency [1, 8], 8 prompts
-per level (+2 warm-up), 128 tokens in, 32 out, temperature 0. The draft is ``draft-random`` (an
-independent random draft with the target's tokenizer: acceptance ~0, slower), so the verdict is
-reject and the role must put the compose file back byte for byte. Last, the controller is SIGKILLed
-right after the guard is armed and the compose file changed: the guard alone (the role's
-``_jetson_spec_restore_command``: ``cp`` the last-known-good file back, ``docker compose ... up
---force-recreate``, run by the nspawn host's systemd) must restore the service.
+per level (+2 warm-up), 128 tokens in, 32 out, temperature 0. In file order:
+
+1. serve deploys the project; a second serve run changes nothing;
+2. ``draft-deep-1layer`` is kept: the override is committed, serve and the role run again without a restart;
+3. ``draft-random`` (acceptance ~0, slower) is rejected: the kept override is removed for the baseline, the candidate
+   after the verdict, the compose file never written;
+4. the controller is SIGKILLed right after the guard is armed: the transient timer alone runs the guard script
+   (drop the candidate override, ``docker compose ... up --force-recreate`` from the project's files);
+5. an operator's ``compose.override.yaml`` adds a flag; the controller is killed while the candidate built on it is
+   benchmarked and the host reboots: the boot-time guard unit drops the candidate and recreates the service (the
+   container would otherwise keep the candidate's configuration), and the next run resumes and verifies again in the
+   same run, keeping the operator's flag.
 
 The revert check (a 10-prompt run right after the restart, against the baseline measured minutes
 before) runs at ``jetson_spec_revert_min_ratio: 0.25`` here instead of the default 0.5: on this shared
@@ -34,7 +45,6 @@ fails a restore that serves at a fraction of the baseline's speed.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import subprocess
@@ -48,7 +58,7 @@ import pytest
 import yaml
 
 from conftest import BIN, ROLES_PLAYBOOK as PLAYBOOK, TOP, kill_playbook_when, play_roles, recap
-from docker_bed import (COMPILE_CACHE, COMPOSE_PLUGIN_DIR, DOCKER_CLI, DOCKER_SOCKET, IMAGE, MODEL, TESTBED, WORKLOAD,
+from docker_bed import (COMPILE_CACHE, COMPOSE_PLUGIN_DIR, DOCKER_CLI, DOCKER_SOCKET, IMAGE, TESTBED, WORKLOAD,
                         container_vars, docker, nspawn)
 # pytest fixture, used by name:
 from vllm_testbed import testbed  # noqa: F401  pylint: disable=unused-import
@@ -60,6 +70,17 @@ API_KEY = "ct-key-Rk4Np8Wd2Hs6"
 HF_TOKEN = "hf_ctTokenNeverShown7Bx3"
 
 REVERT_MIN_RATIO = 0.25
+# The served model (float32: see tests/integration/test_roles.py, thor-accept) and the drafts.
+MODEL = "target-deep"
+MODELS = TESTBED / "models"
+GOOD_DRAFT = str(MODELS / "draft-deep-1layer")
+RANDOM_DRAFT = str(MODELS / "draft-random")
+KEPT = "jetson-llm-speculative-1-kept.yaml"
+CANDIDATE = "jetson-llm-speculative-2-candidate.yaml"
+BOOT_GUARD = f"/etc/systemd/system/jetson-spec-boot-guard-{SERVICE}.service"
+SPEC_VARS = {"test_run_serve": False, "jetson_spec_method": "draft_model", "jetson_spec_num_speculative_tokens": 4,
+             "jetson_spec_tune_max_steps": 0, "jetson_spec_guard_timeout": 900, "jetson_spec_benchmark": WORKLOAD,
+             "jetson_spec_revert_min_ratio": REVERT_MIN_RATIO}
 
 
 def assert_no_secret(text, where):
@@ -95,7 +116,8 @@ class ComposeBed:
         self.fact_file = self.tmp / "facts.d" / "jetson_vllm_speculative.fact"
         self.identity = self.tmp / "identity"
         shutil.copytree(nspawn.FIXTURES / "thor-t5000", self.identity, symlinks=True)
-        self.compose_file = self.compose_dir / SERVICE / "compose.yaml"
+        self.project = self.compose_dir / SERVICE
+        self.compose_file = self.project / "compose.yaml"
         self.env_file = self.config_dir / f"{SERVICE}.env"
         self.inventory = OUT / "inventory.json"
         self.guarded = nspawn.Host("compose-guarded", vllm_port=PORT, extra_binds=(
@@ -109,6 +131,9 @@ class ComposeBed:
     def host_vars(self):
         return {
             **container_vars(SERVICE, PORT, API_KEY, "runc", self.config_dir),
+            "vllm_model": str(MODELS / MODEL),
+            "vllm_served_model_name": MODEL,
+            "vllm_extra_args": ["--dtype", "float32", "--enforce-eager"],
             "vllm_service_manager": "compose",
             "vllm_hf_token": HF_TOKEN,
             "vllm_compose_dir": str(self.compose_dir),
@@ -125,11 +150,36 @@ class ComposeBed:
         version = self.guarded.nsenter(["docker", "compose", "version", "--short"]).stdout.strip()
         assert version, "docker compose does not answer inside the nspawn host"
         self.guarded.nsenter(["docker", "image", "inspect", IMAGE])
+        self.write_inventory()
+
+    def write_inventory(self):
         inv = {"all": {"vars": self.host_vars(), "hosts": {
             "compose-local": {"ansible_connection": "local", "ansible_python_interpreter": "/usr/bin/python3"},
             "compose-guarded": self.guarded.inventory_vars(),
         }}}
         self.inventory.write_text(json.dumps(inv, indent=2) + "\n")
+
+    def reboot_guarded(self):
+        """Power the Ansible host that runs the role off and boot it again (its systemd shuts down in order, /run
+        starts empty). The Docker Engine is this machine's: the container keeps running with the configuration it
+        was created with, as dockerd starts a container with a restart policy again after a real reboot."""
+        self.guarded.stop(timeout=180)
+        self.guarded.boot()
+        self.write_inventory()
+
+    def overlay(self, name):
+        """This collection's override file ``name`` in the project directory (text), or None."""
+        path = self.project / name
+        return path.read_text() if path.exists() else None
+
+    def cmd(self):
+        return self.inspect()["Config"]["Cmd"]
+
+    def assert_record_is_reality(self):
+        fact = self.fact()
+        runs = "--speculative-config" in self.cmd()
+        assert (fact["status"] == "enabled") == runs, (fact["status"], self.cmd())
+        return fact
 
     def down(self):
         if self.compose_file.exists():
@@ -183,7 +233,7 @@ def test_serve_role_deploys_a_healthy_compose_service_without_secrets_in_sight(b
     compose = yaml.safe_load(text)
     service = compose["services"][SERVICE]
     assert isinstance(service["command"], list), "command: is not a YAML list"
-    assert service["command"][0] == str(TESTBED / "models" / MODEL)
+    assert service["command"][0] == str(MODELS / MODEL)
     assert "--speculative-config" not in service["command"]
     assert service["image"] == IMAGE and service["runtime"] == "runc"
     # The env file: root only, holds both secrets, mounted read-only.
@@ -213,29 +263,63 @@ def test_serve_role_second_run_changes_nothing(bed):
     assert healthy()
 
 
-def test_random_draft_is_rejected_and_the_compose_file_restored(bed):
+def test_a_kept_change_is_an_override_file_that_every_rerun_keeps(bed):
+    compose_before = bed.compose_file.read_bytes()
+    stat_before = bed.compose_file.stat()
+    out = bed.play("compose-guarded", extra=dict(SPEC_VARS, jetson_spec_draft_model=GOOD_DRAFT))
+    fact = bed.assert_record_is_reality()
+    assert fact["status"] == "enabled", fact.get("reasons")
+    assert fact["verdict"] == "accept", fact.get("reasons")
+    # The compose file was never written: the change is the kept override, the candidate is gone.
+    assert bed.compose_file.read_bytes() == compose_before and bed.compose_file.stat().st_mtime == stat_before.st_mtime
+    kept = bed.overlay(KEPT)
+    assert kept is not None and bed.overlay(CANDIDATE) is None, "the kept override is not where it belongs"
+    assert_no_secret(kept, "the kept override")
+    command = yaml.safe_load(kept)["services"][SERVICE]["command"]
+    base_command = yaml.safe_load(compose_before)["services"][SERVICE]["command"]
+    assert command[:len(base_command)] == base_command, "the override is not the project's command plus two flags"
+    assert command[len(base_command):len(base_command) + 3] == ["--gpu-memory-utilization", "0.7", "--speculative-config"]
+    assert len(command) == len(base_command) + 4
+    assert json.loads(command[-1]) == fact["speculative_config"]
+    # The running container was created from the project's file and the kept override (Compose's own label).
+    info = bed.inspect()
+    assert "--speculative-config" in info["Config"]["Cmd"]
+    files = info["Config"]["Labels"]["com.docker.compose.project.config_files"].split(",")
+    assert files[0] == str(bed.compose_file) and files[-1].endswith(("/" + KEPT, "/" + CANDIDATE)), files
+    # Confirmed: the guard (timer and boot-time unit) is disarmed.
+    assert not bed.guarded.path(BOOT_GUARD).exists(), "the boot-time guard is left after the change was confirmed"
+    timer = bed.guarded.nsenter(["systemctl", "is-active", f"jetson-spec-guard-{SERVICE}.timer"], check=False)
+    assert timer.stdout.strip() != "active"
+    assert fact["service_sha256"] is not None
+    # serve again (its compose call names the kept override): nothing changes, the same container runs.
+    container = bed.container()
+    out = bed.play("compose-local", extra={"test_run_speculative": False})
+    assert recap(out, "compose-local")["changed"] == 0, out[-4000:]
+    assert bed.container() == container and "--speculative-config" in bed.cmd()
+    # the role again, the same inputs: in sync, no restart, no request.
+    out = bed.play("compose-guarded", extra=dict(SPEC_VARS, jetson_spec_draft_model=GOOD_DRAFT))
+    assert "in_sync - Recorded earlier, nothing changed since." in out, out[-3000:]
+    assert recap(out, "compose-guarded")["changed"] == 0, out[-4000:]
+    assert bed.container() == container
+    assert bed.assert_record_is_reality()["status"] == "enabled"
+
+
+def test_random_draft_is_rejected_and_the_compose_file_never_written(bed):
     compose_before = bed.compose_file.read_bytes()
     container_before = bed.container()
-    out = bed.play("compose-guarded", extra={
-        "test_run_serve": False,
-        "jetson_spec_method": "draft_model",
-        "jetson_spec_draft_model": str(TESTBED / "models" / "draft-random"),
-        "jetson_spec_num_speculative_tokens": 4,
-        "jetson_spec_guard_timeout": 900,
-        "jetson_spec_benchmark": WORKLOAD,
-        "jetson_spec_revert_min_ratio": REVERT_MIN_RATIO,
-    })
-    fact = bed.fact()
+    out = bed.play("compose-guarded", extra=dict(SPEC_VARS, jetson_spec_draft_model=RANDOM_DRAFT))
+    fact = bed.assert_record_is_reality()
     assert fact["status"] == "reverted", fact.get("reasons")
     assert fact["verdict"] == "reject", fact.get("reasons")
     assert fact["deltas"]["acceptance_rate"] is None or fact["deltas"]["acceptance_rate"] < 0.3
-    assert bed.compose_file.read_bytes() == compose_before, "the compose file is not byte-identical after the revert"
-    assert fact["service_sha256"] == hashlib.sha256(compose_before).hexdigest()
+    assert bed.compose_file.read_bytes() == compose_before, "the compose file was written"
+    assert bed.overlay(KEPT) is None and bed.overlay(CANDIDATE) is None, "an override is left after the revert"
     assert healthy(), "the service does not serve after the revert"
     assert fact["revert_check"]["ratio"] >= REVERT_MIN_RATIO
     info = bed.inspect()
     assert info["Id"] != container_before, "the speculative container never replaced the baseline one"
     assert "--speculative-config" not in info["Config"]["Cmd"]
+    assert info["Config"]["Labels"]["com.docker.compose.project.config_files"] == str(bed.compose_file)
     assert_no_secret(json.dumps(info), "docker inspect after the revert")
     assert_no_secret(bed.fact_file.read_text(), "the recorded fact")
     # The guard was really armed in the nspawn host's systemd, and disarmed by the revert.
@@ -243,31 +327,29 @@ def test_random_draft_is_rejected_and_the_compose_file_restored(bed):
     assert f"jetson_llm.vllm guard for {SERVICE}" in journal, "no trace of the guard timer in the host's journal"
     state = bed.guarded.nsenter(["systemctl", "is-active", f"jetson-spec-guard-{SERVICE}.timer"], check=False)
     assert state.stdout.strip() != "active", "the guard is still armed after the revert"
+    assert not bed.guarded.path(BOOT_GUARD).exists()
     assert "REVERTED" in out or "reverted" in out
 
 
 def test_controller_killed_mid_change_the_guard_restores_the_compose_service(bed):
-    """SIGKILL to ansible-playbook right after the guard is armed: the host's systemd timer alone
-    puts the compose file back and recreates the baseline container; the next run records it."""
+    """SIGKILL to ansible-playbook right after the guard is armed: the host's systemd timer alone drops the candidate
+    override and recreates the baseline container; the next run records it."""
     compose_before = bed.compose_file.read_bytes()
     container_before = bed.container()
     guard, startup = 60, 30  # the shortest guard the role allows, so the test does not wait long
     timer = f"jetson-spec-guard-{SERVICE}.timer"
     cmd = [str(BIN / "ansible-playbook"), "-i", str(bed.inventory), str(PLAYBOOK), "--limit", "compose-guarded",
-           "-e", json.dumps({"test_run_serve": False, "jetson_spec_method": "draft_model",
-                             "jetson_spec_draft_model": str(TESTBED / "models" / "draft-random"),
-                             "jetson_spec_num_speculative_tokens": 4, "jetson_spec_benchmark": WORKLOAD,
-                             "jetson_spec_guard_timeout": guard, "vllm_startup_timeout": startup,
-                             "jetson_spec_force_verify": True})]
+           "-e", json.dumps(dict(SPEC_VARS, jetson_spec_draft_model=RANDOM_DRAFT, jetson_spec_guard_timeout=guard,
+                                 vllm_startup_timeout=startup, jetson_spec_force_verify=True))]
 
     def changed_and_armed(_out):
         armed = bed.guarded.nsenter(["systemctl", "is-active", timer], check=False).stdout.strip() == "active"
-        return armed and b"--speculative-config" in bed.compose_file.read_bytes()
+        return armed and bed.overlay(CANDIDATE) is not None
 
     log_path = OUT / "killed-controller.log"
-    kill_playbook_when(cmd, log_path, changed_and_armed, "the speculative compose file and the guard", 300)
+    kill_playbook_when(cmd, log_path, changed_and_armed, "the candidate override and the guard", 300)
     assert_no_secret(log_path.read_text(), "the killed run's output")
-    assert bed.compose_file.read_bytes() != compose_before, "the change did not happen before the kill"
+    assert bed.guarded.path(BOOT_GUARD).exists(), "no boot-time guard while the candidate is in flight"
     # Nobody is left to revert: the guard must, within its timeout plus a start-up.
     deadline = time.monotonic() + guard + 420
     while time.monotonic() < deadline:
@@ -275,8 +357,7 @@ def test_controller_killed_mid_change_the_guard_restores_the_compose_service(bed
         # the host network and the new one may already be inspectable.
         guard_state = bed.guarded.nsenter(["systemctl", "is-active", f"jetson-spec-guard-{SERVICE}.service"],
                                           check=False).stdout.strip()
-        if guard_state not in ("active", "activating") and bed.compose_file.read_bytes() == compose_before \
-                and healthy():
+        if guard_state not in ("active", "activating") and bed.overlay(CANDIDATE) is None and healthy():
             info = bed.inspect()
             if "--speculative-config" not in info["Config"]["Cmd"] and info["State"]["Running"]:
                 break
@@ -288,15 +369,73 @@ def test_controller_killed_mid_change_the_guard_restores_the_compose_service(bed
     assert "Deactivated successfully" in journal and "Failed with result" not in journal, \
         f"the guard's restore command did not succeed:\n{journal[-3000:]}"
     assert bed.container() != container_before, "the guard did not recreate the compose service"
-    # The next run finds the interrupted change and checks the restored service (no restart: the file is
-    # already the last-known-good one); disabled on purpose, so it does not verify again.
+    assert bed.compose_file.read_bytes() == compose_before
+    # The next run finds the interrupted change and checks the restored service (no restart: the override is already
+    # gone); disabled on purpose, so it does not verify again.
     container = bed.container()
-    out = bed.play("compose-guarded", extra={"test_run_serve": False, "jetson_spec_method": "draft_model",
-                                             "jetson_spec_draft_model": str(TESTBED / "models" / "draft-random"),
-                                             "jetson_spec_guard_timeout": 900, "jetson_spec_state": "disabled"})
+    out = bed.play("compose-guarded", extra=dict(SPEC_VARS, jetson_spec_draft_model=RANDOM_DRAFT,
+                                                 jetson_spec_state="disabled"))
     assert "stopped in the middle of the change" in out
-    fact = bed.fact()
+    fact = bed.assert_record_is_reality()
     assert fact["status"] in ("reverted", "disabled"), fact.get("reasons")
     assert bed.container() == container, "the recovery restarted a service the guard had already restored"
+    assert not bed.guarded.path(BOOT_GUARD).exists(), "the boot-time guard is left after the recovery"
     assert bed.compose_file.read_bytes() == compose_before
     assert healthy()
+
+
+OPERATOR_OVERRIDE = "compose.override.yaml"
+
+
+def test_an_operator_override_is_the_baseline_and_a_reboot_mid_change_is_resumed(bed):
+    """An operator's compose.override.yaml adds --max-num-seqs 4 (compose reads it without -f, so the role must name
+    it too); the controller is killed while the candidate built on it is benchmarked, and the host reboots."""
+    base_command = yaml.safe_load(bed.compose_file.read_text())["services"][SERVICE]["command"]
+    override = bed.project / OPERATOR_OVERRIDE
+    override.write_text(yaml.safe_dump({"services": {SERVICE: {"command": base_command + ["--max-num-seqs", "4"]}}}))
+    try:
+        subprocess.run([DOCKER_CLI, "compose", "--project-directory", str(bed.project), "up", "--detach"],
+                       check=True, capture_output=True, timeout=180)
+        deadline = time.monotonic() + 420
+        while not healthy():
+            assert time.monotonic() < deadline, "the operator's restart did not come up"
+            time.sleep(2)
+        assert "--max-num-seqs" in bed.cmd() and "--speculative-config" not in bed.cmd()
+        cmd = [str(BIN / "ansible-playbook"), "-i", str(bed.inventory), str(PLAYBOOK), "--limit", "compose-guarded",
+               "-e", json.dumps(dict(SPEC_VARS, jetson_spec_draft_model=GOOD_DRAFT))]
+        kill_playbook_when(cmd, OUT / "killed-before-reboot.log",
+                           lambda out: "Benchmark the running service (candidate)" in out, "the candidate benchmark", 900)
+        # The candidate runs, built on the operator's override: their flag and the two flags.
+        running = bed.cmd()
+        assert "--speculative-config" in running and "--max-num-seqs" in running, running
+        assert "--max-num-seqs" in bed.overlay(CANDIDATE)
+        assert bed.guarded.path(BOOT_GUARD).exists()
+        container = bed.container()
+        bed.reboot_guarded()
+        # Nothing but the host's boot ran: its boot-time guard dropped the candidate and recreated the service from the
+        # project's files (the operator's override included).
+        deadline = time.monotonic() + 420
+        while bed.overlay(CANDIDATE) is not None or not healthy() or bed.container() == container:
+            assert time.monotonic() < deadline, bed.guarded.nsenter(
+                ["journalctl", "--no-pager", "-o", "cat", "-u", f"jetson-spec-boot-guard-{SERVICE}.service"],
+                check=False).stdout[-3000:]
+            time.sleep(2)
+        running = bed.cmd()
+        assert "--speculative-config" not in running and "--max-num-seqs" in running, running
+        journal = bed.guarded.nsenter(["journalctl", "--no-pager", "-o", "cat", "-b", "-u",
+                                       f"jetson-spec-boot-guard-{SERVICE}.service"]).stdout
+        assert "Finished" in journal or "Deactivated successfully" in journal, journal[-2000:]
+        assert bed.fact()["status"] == "pending"
+        # The next run resumes (nothing left to roll back) and verifies again in that same run, on the new baseline.
+        out = bed.play("compose-guarded", extra=dict(SPEC_VARS, jetson_spec_draft_model=GOOD_DRAFT))
+        assert "A previous run stopped in the middle of the change" in out
+        assert "Benchmark the running service (candidate)" in out, "the change was not tried again in the same run"
+        fact = bed.assert_record_is_reality()
+        assert fact["status"] in ("enabled", "reverted"), fact["reasons"]
+        assert any("stopped in the middle of the change" in r for r in fact["reasons"]), fact["reasons"]
+        assert "--max-num-seqs" in bed.cmd(), "the operator's flag is gone from what runs"
+        assert not bed.guarded.path(BOOT_GUARD).exists()
+        if fact["status"] == "enabled":
+            assert "--max-num-seqs" in bed.overlay(KEPT)
+    finally:
+        override.unlink()

@@ -463,7 +463,7 @@ def test_an_operator_edit_and_a_jetpack_upgrade_after_a_kept_change_re_verify_an
     changed = re.search(r"changed since the recorded outcome: .*", out)
     assert changed, out[-3000:]
     for part in ('baseline.jetpack \\"7.0\\" -> \\"7.2.1\\"', 'baseline.l4t \\"38.2.0\\" -> \\"39.2.1\\"',
-                 "baseline.service (the unit or a drop-in other than the overlay"):
+                 "baseline.service (the unit, a drop-in or a compose file other than the overlay"):
         assert part in changed.group(0), (part, changed.group(0))
     fact = assert_record_is_reality(fleet, name)
     assert fact["baseline_reused"] is False, "the stored baseline was measured without the operator's flag"

@@ -64,3 +64,15 @@ def test_secrets_are_no_log(role):
     for name, option in options.items():
         if name.endswith(("_hf_token", "_api_key", "_password", "_secret")):
             assert option.get("no_log") is True, f"{role}: {name} is a secret but not no_log"
+
+
+def test_the_role_names_the_overlay_files_the_module_writes():
+    """speculative_decoding's vars name the overlay's paths (messages, the record, the guard script): they must be the
+    ones jetson_llm.vllm.speculative_overlay writes (module_utils _overlay and _overlay_compose own the names)."""
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils import _overlay, _overlay_compose
+
+    text = (ROLES / "speculative_decoding" / "vars" / "main.yml").read_text()
+    for name in _overlay.NAMES + _overlay_compose.NAMES:
+        assert name in text, f"vars/main.yml does not name {name}"
+    assert "/run/systemd/system/" in text and "/etc/systemd/system/" in text
+    assert _overlay.CANDIDATE_DIR == "/run/systemd/system" and _overlay.COMMITTED_DIR == "/etc/systemd/system"

@@ -178,4 +178,5 @@ def test_an_operator_edit_is_named_not_shown_as_a_digest():
     before = {'baseline': {'service': 'a' * 64, 'power_mode': 'MAXN'}, 'inputs': {}}
     after = {'baseline': {'service': 'b' * 64, 'power_mode': 'MAXN'}, 'inputs': {}}
     assert L.changed_parts(before, after) == [
-        'baseline.service (the unit or a drop-in other than the overlay: an edit is the new baseline)']
+        'baseline.service (the unit, a drop-in or a compose file other than the overlay: an edit is the new '
+        'baseline)']

@@ -39,7 +39,9 @@ def _read(*parts):
 
 
 def assert_shape(service):
-    assert set(service) == SERVICE_KEYS
+    assert set(service) == SERVICE_KEYS | ({'compose'} if service['manager'] == 'compose' else set())
+    if service['manager'] == 'compose':
+        assert set(service['compose']) == {'project_dir', 'project', 'base_files', 'overlay', 'files'}
     assert set(service['state']) == STATE_KEYS
     assert set(service['file']) == {'path', 'exists', 'sha256', 'mode'}
     for part in (service['configured'], service['running']):
@@ -375,9 +377,9 @@ def test_live_compose_changed_but_not_recreated():
     root = os.path.join(ROOTS, 'compose-list')
     host = FakeHost([
         ('docker compose version', (0, 'Docker Compose version v2.26.1', '')),
-        ('compose -f /opt/vllm/vllm/compose.yaml config --format json --no-interpolate',
-         (0, _compose_config_json(root, '/opt/vllm/vllm/compose.yaml'), '')),
-        ('compose -f /opt/vllm/vllm/compose.yaml -p vllm ps --all --format json',
+        ('compose --project-directory /opt/vllm/vllm -f /opt/vllm/vllm/compose.yaml config --format json '
+         '--no-interpolate', (0, _compose_config_json(root, '/opt/vllm/vllm/compose.yaml'), '')),
+        ('compose --project-directory /opt/vllm/vllm -f /opt/vllm/vllm/compose.yaml -p vllm ps --all --format json',
          (0, _read(DOCKER, 'compose-ps.ndjson'), '')),
         ('docker inspect --type container 3f2a9c0d1e5b', (0, _read(DOCKER, 'inspect-compose-running.json'), '')),
     ])
