@@ -9,7 +9,7 @@ __metaclass__ = type
 class ModuleDocFragment(object):
     """How modules of this collection reach a vLLM OpenAI-compatible server.
 
-    The argument spec of these options is endpoint_argument_spec() in plugins/module_utils/_endpoint.py.
+    The argument spec of these options is endpoint_argument_spec() in plugins/module_utils/_server/endpoint.py.
     Modules using them are in the C(jetson_llm.vllm.vllm) action group (meta/runtime.yml), so a play can
     set them once with C(module_defaults).
     """

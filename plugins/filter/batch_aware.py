@@ -9,7 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_config import batch_aware_limit as _limit
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_config import batch_aware_limit as _limit
 
 
 def batch_aware_limit(max_batch, num_speculative_tokens, serve_args):

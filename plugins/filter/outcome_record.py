@@ -9,7 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._record import parse
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.record import parse
 
 
 def outcome_record(text, problem=False):

@@ -348,7 +348,7 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson import (
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson.facts import (
     JetsonFactsError,
     gather,
 )

@@ -164,11 +164,11 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _overlay as overlay
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _overlay_compose as overlay_compose
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service as service_info
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_files as files
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_systemd as systemd
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay as overlay
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay_compose as overlay_compose
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import info as service_info
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import files as files
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import systemd as systemd
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._files import write_atomic
 
 ROOT = '/'

@@ -531,10 +531,10 @@ handoff:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._draft_size import local_model_config, weights_size_mb
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._plan import (
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.draft_size import local_model_config, weights_size_mb
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.plan import (
     METHODS, PLAN_DEFAULTS, STARTUP_FAILURES, plan)
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import SpeculativeInputError
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_checks import SpeculativeInputError
 
 
 def main():

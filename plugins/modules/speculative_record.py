@@ -62,9 +62,9 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._record import MAX_RECORD_BYTES, RecordError, dumps, validate
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.record import MAX_RECORD_BYTES, RecordError, dumps, validate
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._files import write_atomic
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service_files import read_regular
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.files import read_regular
 
 
 def main():

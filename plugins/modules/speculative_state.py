@@ -347,16 +347,16 @@ import hashlib
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._endpoint import exposure_warning
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._lifecycle import decide, fingerprint
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._record import MAX_RECORD_BYTES, parse
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import (
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.endpoint import exposure_warning
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.lifecycle import decide, fingerprint
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.record import MAX_RECORD_BYTES, parse
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.info import (
     Runner, ServiceInfoError, compose_config_runner, gather)
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service_files import read_regular
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._serve_args import analyse_command
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _overlay as overlay
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _overlay_compose as overlay_compose
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_systemd as systemd
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.files import read_regular
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.serve_args import analyse_command
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay as overlay
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay_compose as overlay_compose
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import systemd as systemd
 
 LIVE_ROOT = '/'
 

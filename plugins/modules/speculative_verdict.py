@@ -518,8 +518,8 @@ explanation:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import SpeculativeInputError
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._verdict import (
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_checks import SpeculativeInputError
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.verdict import (
     DECIDE_UNDETERMINED, REGRESSION_RULES, VERDICT_DEFAULTS, verdict)
 
 

@@ -698,15 +698,15 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._benchmark import (
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.benchmark import (
     DATASETS, BenchmarkError, check_options, parse_prompts_jsonl, render)
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._benchmark_runner import run_benchmark, run_sequential, summary_line
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._endpoint import cut, endpoint_argument_spec, url_password
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.runner import run_benchmark, run_sequential, summary_line
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.endpoint import cut, endpoint_argument_spec, url_password
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._files import write_atomic
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson import benchmark_identity, gather_facts
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._sequential import DEFAULTS as SEQUENTIAL_DEFAULTS
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._sequential import check_sequential
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._verdict import REGRESSION_RULES
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson.facts import benchmark_identity, gather_facts
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.sequential import DEFAULTS as SEQUENTIAL_DEFAULTS
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.sequential import check_sequential
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.verdict import REGRESSION_RULES
 
 #: Largest prompts_file read.
 PROMPTS_FILE_MAX_BYTES = 64 * 1024 * 1024

@@ -174,12 +174,12 @@ from urllib.parse import urlsplit
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._endpoint import (
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.endpoint import (
     OptionError, check_endpoint_options, check_integer, check_number, echo, endpoint_argument_spec, exposure_warning)
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import Runner, find_container, systemctl_show
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service_compose import default_files, parse_docker_inspect
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service_systemd import unit_name
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._startup import (
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.info import Runner, find_container, systemctl_show
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.compose import default_files, parse_docker_inspect
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.systemd import unit_name
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.startup import (
     docker_state, make_endpoint, systemd_state, wait_healthy)
 
 LOG_LINES = 400

@@ -369,7 +369,7 @@ service:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import (
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.info import (
     ServiceInfoError,
     gather,
 )

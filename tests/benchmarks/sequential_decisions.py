@@ -196,8 +196,8 @@ def rejudge(records, shift, decide_undetermined):
     """
     sys.path.insert(0, str(TOP / ".build" / "collections"))
     # pylint: disable=import-outside-toplevel
-    from ansible_collections.jetson_llm.vllm.plugins.module_utils import _bootstrap as B
-    from ansible_collections.jetson_llm.vllm.plugins.module_utils import _verdict as V
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import bootstrap as B
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import verdict as V
     thresholds = {"throughput_gain_c1": 0.30, "tpot_reduction_c1": 0.20, "minimum_gain_c1": 0.10, "regression_c8": 0.0}
     out = []
     for rec in records:

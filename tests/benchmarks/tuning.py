@@ -49,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(TOP / ".build" / "collections"))
 # pylint: disable=wrong-import-position
 from sequential_decisions import OUT_DIR, bench, criteria, judge, prepare, render, saver, srv_mod  # noqa: E402
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_config import batch_aware_limit  # noqa: E402
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_config import batch_aware_limit  # noqa: E402
 
 
 def workload(args, output_len):

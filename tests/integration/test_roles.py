@@ -59,7 +59,7 @@ import fleet as nspawn  # noqa: E402  pylint: disable=wrong-import-position
 
 _ansible_env()  # links the collection under .build/collections
 sys.path.insert(0, str(COLLECTIONS))
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _overlay  # noqa: E402  pylint: disable=wrong-import-position
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay as _overlay  # noqa: E402  pylint: disable=wrong-import-position
 
 PLAYBOOK = ROLES_PLAYBOOK
 OUT = TOP / "tests" / "output" / "roles"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _serve_args
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import serve_args as _serve_args
 
 TOP = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(TOP / "tests" / "utils"))  # fake_vllm, imported by the simulator

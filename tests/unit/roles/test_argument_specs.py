@@ -69,7 +69,8 @@ def test_secrets_are_no_log(role):
 def test_the_role_names_the_overlay_files_the_module_writes():
     """speculative_decoding's vars name the overlay's paths (messages, the record, the guard script): they must be the
     ones jetson_llm.vllm.speculative_overlay writes (module_utils _overlay and _overlay_compose own the names)."""
-    from ansible_collections.jetson_llm.vllm.plugins.module_utils import _overlay, _overlay_compose
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay as _overlay
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay_compose as _overlay_compose
 
     text = (ROLES / "speculative_decoding" / "vars" / "main.yml").read_text()
     for name in _overlay.NAMES + _overlay_compose.NAMES:

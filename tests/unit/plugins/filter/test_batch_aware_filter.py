@@ -11,7 +11,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.jetson_llm.vllm.plugins.filter.batch_aware import FilterModule
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._serve_args import last_option_value
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.serve_args import last_option_value
 
 batch_aware_limit = FilterModule().filters()['batch_aware_limit']
 

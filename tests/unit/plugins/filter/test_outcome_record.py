@@ -1,8 +1,8 @@
-"""The outcome_record filter reads records through their one owner (module_utils/_record.py)."""
+"""The outcome_record filter reads records through their one owner (module_utils/_decision/record.py)."""
 import json
 
 from ansible_collections.jetson_llm.vllm.plugins.filter.outcome_record import outcome_record
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _record as R
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import record as R
 
 V1 = {"status": "enabled", "reasons": ["Accepted."], "fingerprint": "f" * 64}
 

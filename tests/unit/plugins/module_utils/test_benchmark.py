@@ -12,8 +12,8 @@ import random
 
 import pytest
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _benchmark as bm
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _prompts
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server import benchmark as bm
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server import prompts as _prompts
 
 
 # ----------------------------------------------------------------------------- statistics
@@ -756,7 +756,7 @@ def test_an_unset_request_deadline_is_derived_from_the_workload():
     (10 ** 30, None, 'not between 1 and'),
 ])
 def test_server_max_model_len_is_read_or_said_to_be_unusable(value, length, why):
-    from ansible_collections.jetson_llm.vllm.plugins.module_utils._benchmark_runner import model_len
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.runner import model_len
     got, note = model_len(value)
     assert got == length
     assert (note is None) if why is None else (why in note)
@@ -774,7 +774,7 @@ class _CardEndpoint(object):
 
 
 def test_preflight_coerces_a_string_max_model_len_and_warns_about_a_bad_one():
-    from ansible_collections.jetson_llm.vllm.plugins.module_utils._benchmark_runner import preflight
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.runner import preflight
     info = preflight(_CardEndpoint({'id': 'm', 'max_model_len': '4096'}), None)
     assert info['max_model_len'] == 4096 and info['max_model_len_warning'] is None
     info = preflight(_CardEndpoint({'id': 'm', 'max_model_len': 'lots'}), None)

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, jetson_llm.vllm maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The catalogue has one source, plugins/module_utils/_catalogue.py: the docs are tested against it.
+"""The catalogue has one source, plugins/module_utils/_decision/catalogue.py: the docs are tested against it.
 
 docs/decision-rules.md's catalogue table must list exactly the catalogue's entries, and every EAGLE-3
 head the docs, the README and the example inventory name for a catalogued target must be the head
@@ -14,7 +14,7 @@ __metaclass__ = type
 import os
 import re
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._catalogue import CATALOGUE
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.catalogue import CATALOGUE
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 HEADER = '| Target | EAGLE-3 head | Also published | Same-family draft | MTP layers |'

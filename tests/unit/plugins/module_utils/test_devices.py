@@ -1,16 +1,16 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, jetson_llm.vllm maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Unit tests for plugins/module_utils/_devices.py: one table per device rule, read by facts and planner."""
+"""Unit tests for plugins/module_utils/_jetson/devices.py: one table per device rule, read by facts and planner."""
 
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import pytest
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _devices as D
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _jetson as J
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _plan as P
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson import devices as D
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson import facts as J
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import plan as P
 
 
 @pytest.mark.parametrize('ref, kind', [

@@ -8,8 +8,8 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _endpoint as ep
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._http import Endpoint
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server import endpoint as ep
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.http import Endpoint
 
 
 @pytest.mark.parametrize('url, expected', [

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, jetson_llm.vllm maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Unit tests for plugins/module_utils/_jetson.py: every parser, the classification, the rules."""
+"""Unit tests for plugins/module_utils/_jetson/facts.py: every parser, the classification, the rules."""
 
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _jetson as J
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson import facts as J
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 FIXTURES = os.path.join(TOP, 'tests', 'fixtures', 'rootfs')
@@ -896,7 +896,7 @@ def test_fifo_under_root_is_skipped_not_read(tmp_path, rel):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     os.mkfifo(path)
     code = ('import sys; sys.path[:0] = %r\n'
-            'from ansible_collections.jetson_llm.vllm.plugins.module_utils import _jetson as J\n'
+            'from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson import facts as J\n'
             'facts = J.gather_facts(%r, run_nvpmodel=False)\n'
             'print("\\n".join(facts["warnings"]))\n' % (sys.path, str(tmp_path)))
     proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=10, check=False)

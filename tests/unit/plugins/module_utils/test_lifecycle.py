@@ -1,4 +1,4 @@
-"""The lifecycle decision (module_utils/_lifecycle.py) as a table: every cell of record x what runs x inputs."""
+"""The lifecycle decision (module_utils/_decision/lifecycle.py) as a table: every cell of record x what runs x inputs."""
 from __future__ import annotations
 
 import itertools
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _lifecycle as L
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._record import STATUSES
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import lifecycle as L
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.record import STATUSES
 
 TOP = Path(__file__).resolve().parents[4]
 FP = "f" * 64

@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _overlay as overlay
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_systemd as sd
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._serve_args import analyse_command
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay as overlay
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import systemd as sd
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.serve_args import analyse_command
 
 UNIT = '/etc/systemd/system/vllm.service'
 SPEC = {'method': 'eagle3', 'model': '/srv/models/head 100%', 'num_speculative_tokens': 3}

@@ -11,11 +11,11 @@ import json
 import pytest
 import yaml
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _overlay_compose as oc
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service as svc
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_compose as compose
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._overlay import OverlayError
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._serve_args import analyse_command
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay_compose as oc
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import info as svc
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import compose as compose
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.overlay import OverlayError
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.serve_args import analyse_command
 
 P = '/opt/vllm/vllm'
 SPEC = {'method': 'ngram', 'num_speculative_tokens': 3, 'prompt_lookup_max': 5, 'prompt_lookup_min': 5}

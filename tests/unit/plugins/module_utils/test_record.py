@@ -1,11 +1,11 @@
-"""The outcome record's one owner (module_utils/_record.py): read any schema, write only valid records."""
+"""The outcome record's one owner (module_utils/_decision/record.py): read any schema, write only valid records."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _record as R
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import record as R
 
 # A record as the previous release wrote it (schema 1: no "schema" key), abridged from a demo host.
 V1 = {"status": "enabled", "reasons": ["Accepted."], "fingerprint": "f" * 64, "service_sha256": "a" * 64,

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _serve_args as sa
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import serve_args as sa
 
 CAPTURED = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'fixtures', 'services', 'captured')
 

@@ -11,8 +11,8 @@ import threading
 
 import pytest
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_files as files
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_systemd as sd
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import files as files
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import systemd as sd
 
 FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'fixtures', 'services')
 ROOTS = os.path.join(FIXTURES, 'roots')

@@ -9,9 +9,9 @@ __metaclass__ = type
 import os
 import re
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _plan as P
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _verdict as V
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._catalogue import CATALOGUE
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import plan as P
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import verdict as V
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.catalogue import CATALOGUE
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 DOC = os.path.join(TOP, 'docs', 'decision-rules.md')

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, jetson_llm.vllm maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Unit tests for the speculative_plan rules (plugins/module_utils/_plan.py: plan).
+"""Unit tests for the speculative_plan rules (plugins/module_utils/_decision/plan.py: plan).
 
 One test (or one table) per rule of the speculative-decoding specification and per vLLM version fact;
 docs/decision-rules.md points at these test names.
@@ -16,11 +16,11 @@ import os
 
 import pytest
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _spec_checks as C
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _plan as P
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _spec_config as SC
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._catalogue import CATALOGUE
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import SpeculativeInputError
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import spec_checks as C
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import plan as P
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import spec_config as SC
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.catalogue import CATALOGUE
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_checks import SpeculativeInputError
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 FIXTURES = os.path.join(TOP, 'tests', 'fixtures', 'rootfs')
@@ -236,7 +236,7 @@ def test_family_jetson_must_be_a_dict(jetson):
 ])
 def test_family_from_real_fixture_facts(fixture, enable, method, k):
     """The facts jetson_facts gathers from the device fixtures (real files) feed the plan as is."""
-    from ansible_collections.jetson_llm.vllm.plugins.module_utils import _jetson
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson import facts as _jetson
 
     jetson = _jetson.gather_facts(root=os.path.join(FIXTURES, fixture), run_nvpmodel=False)
     image = ORIN_IMAGE if jetson['vllm_runtime']['path'] == 'nvidia-ai-iot' else UPSTREAM_IMAGE
@@ -362,7 +362,7 @@ def config_reader(configs):
     ([1, 2], None),
 ])
 def test_mtp_layers_read_like_vllm(config, layers):
-    from ansible_collections.jetson_llm.vllm.plugins.module_utils._catalogue import mtp_layers
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.catalogue import mtp_layers
     assert mtp_layers(config) == layers
 
 
@@ -742,7 +742,7 @@ def test_runtime_orin_l4t_36_vs_39(major, enable):
 
 def test_runtime_orin_unknown_l4t_assumes_what_facts_assume():
     """Unknown L4T on Orin: planner and jetson_facts both assume the pre-r39 NVIDIA-AI-IOT path, with one warning."""
-    from ansible_collections.jetson_llm.vllm.plugins.module_utils import _jetson as J
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson import facts as J
     jetson = facts('orin-agx-64gb')
     jetson['l4t'] = {'version': None, 'major': None}
     facts_runtime = J.runtime_requirements('orin', None)
@@ -1290,7 +1290,7 @@ def test_startup_other_failures_refuse_with_a_handoff(failure):
 
 
 def test_every_failure_vllm_health_reports_is_a_valid_previous_attempt():
-    from ansible_collections.jetson_llm.vllm.plugins.module_utils._startup import FAILURE_KINDS
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.startup import FAILURE_KINDS
     for failure in FAILURE_KINDS:
         result = run(previous_attempt={'failure': failure, 'gpu_memory_utilization': 0.7})
         assert result['next_step'] in ('lower_gpu_memory_utilization', 'smaller_draft', 'none'), failure
@@ -1317,7 +1317,7 @@ def test_startup_lower_gpu_memory_utilization_is_a_handoff_action():
 # --- draft size estimate -----------------------------------------------------------------------
 
 def test_draft_size_estimated_from_the_catalogue():
-    from ansible_collections.jetson_llm.vllm.plugins.module_utils._catalogue import DRAFT_SIZE_MB
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.catalogue import DRAFT_SIZE_MB
     result = run(draft_size_mb=None)
     assert result['draft_size_mb'] == DRAFT_SIZE_MB[LLAMA_HEAD.lower()]
     assert result['draft_size_source'] == 'catalogue'
@@ -1326,7 +1326,7 @@ def test_draft_size_estimated_from_the_catalogue():
 
 
 def test_draft_size_measured_for_a_local_path(tmp_path):
-    from ansible_collections.jetson_llm.vllm.plugins.module_utils._draft_size import weights_size_mb
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.draft_size import weights_size_mb
     (tmp_path / 'model.safetensors').write_bytes(b'\0' * (3 * 1024 * 1024 + 1))
     (tmp_path / 'README.md').write_bytes(b'\0' * (50 * 1024 * 1024))  # not weights
     assert weights_size_mb(str(tmp_path)) == 4
@@ -1354,15 +1354,15 @@ def test_startup_step_reasons_name_only_the_value_used():
 @pytest.mark.parametrize('extra', [{'quantization': 'fp8\n'}, {'revision': 'main\n'}, {'code_revision': 'v1\n'}])
 def test_config_values_with_a_trailing_newline_rejected(extra):
     """Python's ``$`` matches before a final newline; the checks anchor with ``\\Z``."""
-    from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_config import validate_extra_config
-    from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import SpeculativeInputError
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_config import validate_extra_config
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_checks import SpeculativeInputError
     with pytest.raises(SpeculativeInputError):
         validate_extra_config(extra, 'draft_model', (0, 32, 0), 4, 1)
 
 
 def test_local_model_config_is_read_safely(tmp_path):
     """The module's read_model_config: a config.json that is a regular JSON object, else None (never blocks)."""
-    from ansible_collections.jetson_llm.vllm.plugins.module_utils import _draft_size as DS
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import draft_size as DS
     good = tmp_path / 'good'
     good.mkdir()
     (good / 'config.json').write_text(json.dumps(MTP_CONFIG))

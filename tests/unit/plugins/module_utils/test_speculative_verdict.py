@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, jetson_llm.vllm maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Unit tests for the speculative_verdict rules (plugins/module_utils/_verdict.py: verdict).
+"""Unit tests for the speculative_verdict rules (plugins/module_utils/_decision/verdict.py: verdict).
 
 The benchmark dictionaries follow the vllm_benchmark result contract (the RETURN doc of
 plugins/modules/vllm_benchmark.py); docs/decision-rules.md points at these test names.
@@ -14,8 +14,8 @@ import copy
 
 import pytest
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _verdict as V
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import SpeculativeInputError
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import verdict as V
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_checks import SpeculativeInputError
 
 PROMPT_SET = 'c0ffee' * 10 + 'abcd'
 

@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, jetson_llm.vllm maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Unit tests for the noise-aware speculative_verdict (issue 10): intervals, undetermined verdicts,
-the explanation of the speed-up (plugins/module_utils/_verdict.py, _bootstrap.py, _speedup.py).
+the explanation of the speed-up (plugins/module_utils/_decision/verdict.py, bootstrap.py, speedup.py).
 
 Samples are synthetic, with known answers: per-request TPOTs drawn around a chosen median with a
 chosen spread (seeded, so the tests are deterministic), latency = TTFT + (tokens - 1) x TPOT, and
@@ -20,11 +20,11 @@ import time
 
 import pytest
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _bootstrap as B
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _verdict as V
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _speedup as X
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._benchmark import median
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import SpeculativeInputError
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import bootstrap as B
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import verdict as V
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import speedup as X
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.benchmark import median
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_checks import SpeculativeInputError
 from ansible_collections.jetson_llm.vllm.tests.unit.plugins.module_utils.test_speculative_verdict import bench
 
 TTFT_MS = 180.0

@@ -1,8 +1,8 @@
-"""Start-up failure classification and the health wait (module_utils/_startup.py)."""
+"""Start-up failure classification and the health wait (module_utils/_server/startup.py)."""
 import pytest
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _startup as st
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service_systemd import parse_systemctl_show
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server import startup as st
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.systemd import parse_systemctl_show
 
 # Lines as vLLM prints them (reference: vllm-speculative-config.md, service-and-awx-facts.md, and the
 # real test bed's journal).

@@ -12,7 +12,7 @@ import pytest
 
 from ansible.module_utils import basic
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _jetson
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson import facts as _jetson
 from ansible_collections.jetson_llm.vllm.plugins.modules import jetson_facts
 from ansible_collections.jetson_llm.vllm.tests.unit.plugins.modules.utils import (
     ExitJson, FailJson, capture_module, run_main)

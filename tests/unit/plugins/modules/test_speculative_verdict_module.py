@@ -9,7 +9,7 @@ __metaclass__ = type
 import pytest
 import yaml
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _verdict
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import verdict as _verdict
 from ansible_collections.jetson_llm.vllm.plugins.modules import speculative_verdict
 from ansible_collections.jetson_llm.vllm.tests.unit.plugins.module_utils.test_speculative_verdict_noise import pair
 from ansible_collections.jetson_llm.vllm.tests.unit.plugins.modules.utils import (

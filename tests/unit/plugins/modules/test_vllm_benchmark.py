@@ -17,7 +17,7 @@ import stat
 
 import pytest
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _benchmark as bm
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server import benchmark as bm
 from ansible_collections.jetson_llm.vllm.plugins.modules import vllm_benchmark
 from ansible_collections.jetson_llm.vllm.tests.unit.plugins.modules.utils import (
     ExitJson, FailJson, capture_module, run_main)

@@ -13,7 +13,7 @@ import pytest
 
 from ansible.module_utils import basic
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import info as _service
 from ansible_collections.jetson_llm.vllm.plugins.modules import vllm_service_info
 from ansible_collections.jetson_llm.vllm.tests.unit.plugins.modules.utils import (
     ExitJson, FailJson, capture_module, run_main)

@@ -12,17 +12,17 @@ device rules come from ``_devices`` (the same tables jetson_facts reads).
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _devices
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._catalogue import (
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson import devices as _devices
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.catalogue import (
     CATALOGUE_ENTRY_KEYS, builtin_catalogue, draft_size_estimate, mtp_layers)
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import (
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_checks import (
     EPSILON, MAX_NUM_SPECULATIVE_TOKENS, SpeculativeInputError, _at_least, _is_int, _vstr, check_bool, check_float,
     check_image_ref, check_int, check_model_ref, check_vllm_version, show)
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_config import (
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_config import (
     MIN_VLLM_DRAFT_MODEL, MIN_VLLM_SPECULATIVE_CONFIG, config_json, validate_extra_config)
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._startup import FAILURE_KINDS
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.startup import FAILURE_KINDS
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._version import parse_version
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._verdict import metric, runs_by_concurrency, unwrap_benchmark
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.verdict import metric, runs_by_concurrency, unwrap_benchmark
 
 METHODS = ('auto', 'eagle3', 'draft_model', 'mtp', 'ngram', 'suffix')
 # Methods that load no draft weights (prompt lookup, suffix trees): no utilisation step, no headroom check, and the

@@ -19,7 +19,7 @@ import json
 import re
 import time
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._http import Endpoint, EndpointError
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.http import Endpoint, EndpointError
 
 # Every way a start-up fails (vllm_health's failure; speculative_plan's previous_attempt.failure).
 FAILURE_KINDS = ('config_rejected', 'kv_cache', 'oom', 'engine_init', 'crash_loop', 'early_exit', 'timeout')

@@ -27,9 +27,9 @@ import hashlib
 import json
 import re
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_files as files
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_systemd as systemd
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._serve_args import analyse_command, mask_argv
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import files as files
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import systemd as systemd
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.serve_args import analyse_command, mask_argv
 
 COMMITTED_NAME = 'zz-jetson-llm-speculative-1-kept.conf'
 CANDIDATE_NAME = 'zz-jetson-llm-speculative-2-candidate.conf'

@@ -21,11 +21,11 @@ import sys
 import threading
 import time
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _benchmark as bm
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _prompts
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _sequential
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._endpoint import cut, echo
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._http import (
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server import benchmark as bm
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server import prompts as _prompts
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import sequential as _sequential
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.endpoint import cut, echo
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.http import (
     STALE_ERRORS, DeadlineExceeded, Endpoint, EndpointError, connection_is_stale, describe_exception, error_detail, timeout_hint)
 
 

@@ -28,8 +28,8 @@ import json
 import math
 import re
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._devices import is_max_performance
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._endpoint import (  # pylint: disable=unused-import
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson.devices import is_max_performance
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.endpoint import (  # pylint: disable=unused-import
     REQUEST_DEADLINE_MAX, OptionError, check_endpoint_options, check_integer, check_number, cut, echo, normalise_endpoint)
 
 SKILL = 'jetson_llm.vllm.vllm_benchmark'

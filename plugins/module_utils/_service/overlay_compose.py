@@ -25,10 +25,10 @@ __metaclass__ = type
 import json
 import os
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_compose as compose
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_files as files
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._overlay import OverlayError, flags, has_secret
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._serve_args import analyse_command, mask_argv
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import compose as compose
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import files as files
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.overlay import OverlayError, flags, has_secret
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.serve_args import analyse_command, mask_argv
 
 COMMITTED_NAME = 'jetson-llm-speculative-1-kept.yaml'
 CANDIDATE_NAME = 'jetson-llm-speculative-2-candidate.yaml'

@@ -4,14 +4,14 @@
 """Identity and release tables for jetson_facts (private to this collection).
 
 Module part numbers, chips, labels, memory thresholds and the L4T -> JetPack -> CUDA release
-table (docs/jetson_facts.md). ``_jetson.py`` holds the logic that reads them; the device rules
-shared with speculative_plan are in ``_devices.py``.
+table (docs/jetson_facts.md). ``facts.py`` holds the logic that reads them; the device rules
+shared with speculative_plan are in ``devices.py``.
 """
 
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _devices
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson import devices as _devices
 
 SOC_GENERATION = {
     'tegra264': 'thor',

@@ -14,7 +14,7 @@ __metaclass__ = type
 import math
 import re
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _devices
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson import devices as _devices
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._version import compare_versions, parse_version_strict
 
 

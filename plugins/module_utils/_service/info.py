@@ -18,11 +18,11 @@ __metaclass__ = type
 import json
 import os
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _overlay_compose as overlay_compose
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _serve_args as serve_args
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_compose as compose
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_files as files
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _service_systemd as systemd
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay_compose as overlay_compose
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import serve_args as serve_args
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import compose as compose
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import files as files
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import systemd as systemd
 
 MANAGERS = ('systemd', 'compose', 'auto')
 LIVE_ROOT = '/'

@@ -22,7 +22,7 @@ import time
 import http.client as httplib
 from urllib.parse import urlsplit
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._endpoint import (
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.endpoint import (
     REQUEST_DEADLINE_DEFAULT, REQUEST_TIMEOUT_DEFAULT, SECRET_MASK, cut, mask_url)
 
 #: Errors of a keep-alive connection the server closed while it was idle.

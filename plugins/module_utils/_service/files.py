@@ -17,7 +17,7 @@ import os
 import stat
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._files import NOT_REGULAR, TOO_LARGE, file_kind, read_regular_bytes
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson import resolve_in_root
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson.facts import resolve_in_root
 
 MAX_FILE_BYTES = 1024 * 1024
 

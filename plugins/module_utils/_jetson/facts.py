@@ -18,17 +18,17 @@ import os
 import re
 import shutil
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _devices
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson import devices as _devices
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._files import (
     MISSING, NOT_REGULAR, TOO_LARGE, UNREADABLE, read_regular_bytes)
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._devices import (  # noqa: F401 (re-exported)
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson.devices import (  # noqa: F401 (re-exported)
     ORIN_IMAGE, UPSTREAM_IMAGE, is_max_performance)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._version import (
     compare_versions,
     parse_version,
 )
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson_tables import (  # noqa: F401 (re-exported)
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson.tables import (  # noqa: F401 (re-exported)
     GIB_MB, L4T_EXACT, L4T_FAMILY, L4T_RANGES, MODULE_FAMILIES, MODULE_PARTS, ORIN_AGX_64GB_MIN_MB,
     PRODUCT_LINE_GENERATION, PRODUCT_LINE_LABELS, PRODUCT_LINE_SOC, SKU_LABELS, SOC_GENERATION, THOR_T4000_MIN_MB,
     THOR_T5000_MIN_MB)
@@ -592,7 +592,7 @@ def classify(compatible, model=None, boot_control=None, mem_total_mb=None):
 
 
 # --------------------------------------------------------------------------------------------
-# Runtime and speculation rules (the tables are in _devices.py; docs/decision-rules.md)
+# Runtime and speculation rules (the tables are in _jetson/devices.py; docs/decision-rules.md)
 # --------------------------------------------------------------------------------------------
 
 def runtime_requirements(generation, l4t_major=None, is_jetson=True):

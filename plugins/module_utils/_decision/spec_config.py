@@ -14,9 +14,9 @@ __metaclass__ = type
 import json
 import re
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _devices
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._serve_args import human_readable_int, last_option_value
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import (
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson import devices as _devices
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.serve_args import human_readable_int, last_option_value
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_checks import (
     SpeculativeInputError, _at_least, _is_int, _vstr, check_float, check_int)
 
 # vLLM version minimums (the runtime rule's table is _devices).

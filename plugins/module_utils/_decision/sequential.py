@@ -27,11 +27,11 @@ The HTTP side is a ``runner`` (see run_rounds), so the round logic is tested wit
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _benchmark as bm
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._bootstrap import MIN_REQUESTS, RESAMPLES_RANGE, min_requests
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import (
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server import benchmark as bm
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.bootstrap import MIN_REQUESTS, RESAMPLES_RANGE, min_requests
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_checks import (
     SpeculativeInputError, _is_int, check_bool, check_choice, check_float, check_int, show)
-from ansible_collections.jetson_llm.vllm.plugins.module_utils import _verdict as V
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import verdict as V
 
 #: The verdict options a sequential benchmark passes on (the thresholds of the decision it stops on).
 VERDICT_KEYS = ('min_throughput_gain', 'min_tpot_reduction', 'disable_below_gain', 'c8_tolerance', 'c8_margin',

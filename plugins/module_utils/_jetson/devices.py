@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The device rules, each in one table (private to this collection).
 
-``jetson_facts`` (``_jetson.py``) and ``speculative_plan`` (``_plan.py``) both read these
+``jetson_facts`` (``_jetson/facts.py``) and ``speculative_plan`` (``_decision/plan.py``) both read these
 tables and helpers; neither keeps a copy. docs/decision-rules.md and docs/jetson_facts.md
 describe them.
 

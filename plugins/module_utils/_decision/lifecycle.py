@@ -18,7 +18,7 @@ __metaclass__ = type
 import hashlib
 import json
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._record import SETTLED
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.record import SETTLED
 
 # in_sync    nothing to do: the recorded outcome still describes what runs, for the same inputs
 # verify     benchmark the baseline, try the planned configuration, keep it or revert it

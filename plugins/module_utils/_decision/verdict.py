@@ -27,14 +27,14 @@ import itertools
 import math
 import sys
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._bootstrap import (
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.bootstrap import (
     CONFIDENCE, DEFAULT_RESAMPLES, MAX_PHASE_SHIFT, MAX_REQUESTS, MIN_BLOCKS, MIN_REQUESTS, RESAMPLES_RANGE, block_size,
     data_seed, min_requests, ratio_interval, resamples_within_budget, shift_bound, throughput_statistic, tpot_p50,
     with_phase_shift)
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._spec_checks import (
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_checks import (
     EPSILON, MAX_NUM_SPECULATIVE_TOKENS, SHOW_LIMIT, SpeculativeInputError, _is_int, _is_number, check_bool,
     check_choice, check_float, check_int, show)
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._speedup import (
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.speedup import (
     draft_tokens_per_step, explain, measured_tokens_per_step)
 
 VERDICT_DEFAULTS = {
