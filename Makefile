@@ -15,7 +15,7 @@ ANSIBLE_ENV := ANSIBLE_COLLECTIONS_PATH=$(COLL_LINK) ANSIBLE_FORCE_COLOR=0 PATH=
 # chromium: tests/integration/test_fleet.py opens the fleet report in headless Chromium.
 APT_PACKAGES := python3-venv git make tar zstd ca-certificates shellcheck chromium
 
-.PHONY: help deps venv collection demo test lint galaxy sanity units compat integration testbed nspawn docker bench changelog clean ee
+.PHONY: help deps venv collection demo test lint galaxy sanity units compat compat-venvs integration testbed nspawn docker bench changelog clean ee
 
 help:
 	@echo "make demo         run the main job on the built-in demo fleet"
@@ -94,7 +94,11 @@ nspawn:
 docker: nspawn
 	JETSON_LLM_NSPAWN_CACHE=$(NSPAWN_CACHE) tests/docker/setup.sh
 
-integration: collection testbed nspawn docker
+# The oldest and newest ansible-core's venvs (tests/utils/compat.sh): some role scenarios run with their ansible-playbook.
+compat-venvs: venv
+	tests/utils/compat.sh venvs
+
+integration: collection testbed nspawn docker compat-venvs
 	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/pytest -p no:cacheprovider -v --durations=0 tests/integration
 
 compat: venv

@@ -90,22 +90,53 @@ def run_module(module, args, env=None, check_mode=False):
 
 
 ROLES_PLAYBOOK = TOP / "tests" / "integration" / "playbooks" / "roles" / "speculate.yml"
+#: The oldest and newest ansible-core the collection supports (meta/runtime.yml), in the venvs tests/utils/compat.sh
+#: makes (``make compat-venvs``, a prerequisite of ``make integration``).
+COMPAT_CORES = ("2.18", "2.21")
 
 
-def play_roles(inventory, limit, log_path, extra=None, secrets=(), expect_rc=0, check=False, args=(), timeout=2400):
+def compat_playbook(core):
+    """(ansible-playbook of ansible-core ``core`` from tests/utils/compat.sh's venv, its ``--version`` first line);
+    fails when the venv is missing (never a skip)."""
+    found = sorted((TOP / ".build" / "compat").glob(f"ansible-core-{core}.*/bin/ansible-playbook"))
+    if not found:
+        pytest.fail(f"no ansible-core {core} venv under .build/compat (run `make compat-venvs`)", pytrace=False)
+    version = subprocess.run([str(found[-1]), "--version"], capture_output=True, text=True, check=True,
+                             timeout=120).stdout.splitlines()[0]
+    assert f"[core {core}." in version, version
+    return found[-1], version
+
+
+def _site_packages():
+    """The project venv's site-packages: its ``ansible`` package brings community.docker (the nsenter connection,
+    docker_compose_v2) for the other ansible-core's ansible-playbook too."""
+    import ansible  # pylint: disable=import-outside-toplevel
+    return Path(ansible.__file__).resolve().parents[1]
+
+
+def play_roles(inventory, limit, log_path, extra=None, secrets=(), expect_rc=0, check=False, args=(), timeout=2400,
+               core=None):
     """ansible-playbook of the roles' test playbook on ``limit``, as an operator runs it (``--diff``, the default
     callback). Keeps the output (with its run time) in ``log_path``, fails when one of ``secrets`` appears in it or
-    when the return code is not ``expect_rc`` (None: any). Returns (rc, stdout + stderr)."""
-    cmd = [str(BIN / "ansible-playbook"), "-i", str(inventory), str(ROLES_PLAYBOOK), "--limit", limit, "--diff"]
+    when the return code is not ``expect_rc`` (None: any). ``core``: run the ansible-playbook of that ansible-core
+    (one of COMPAT_CORES) instead of the project venv's; its version is the log's first line. Returns
+    (rc, stdout + stderr)."""
+    playbook, version = (BIN / "ansible-playbook", None) if core is None else compat_playbook(core)
+    cmd = [str(playbook), "-i", str(inventory), str(ROLES_PLAYBOOK), "--limit", limit, "--diff"]
     if extra:
         cmd += ["-e", json.dumps(extra)]
     if check:
         cmd.append("--check")
     cmd += list(args)
     env = _ansible_env({"ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.default", "ANSIBLE_DISPLAY_ARGS_TO_STDOUT": "0"})
+    if core is not None:
+        env["PATH"] = f"{playbook.parent}{os.pathsep}{env['PATH']}"
+        env["ANSIBLE_COLLECTIONS_PATH"] = f"{COLLECTIONS}{os.pathsep}{_site_packages()}"
     started = time.monotonic()
     proc = subprocess.run(cmd, cwd=TOP, env=env, text=True, capture_output=True, timeout=timeout, check=False)
     out = proc.stdout + proc.stderr
+    if version is not None:
+        out = f"# {version}\n" + out
     Path(log_path).write_text(out + f"\n# {time.monotonic() - started:.0f} s\n")
     for number, secret in enumerate(secrets, 1):
         assert secret not in out, f"secret #{number} appears in the ansible-playbook output ({log_path})"

@@ -155,13 +155,17 @@ class Fleet:
         nspawn.write_inventory(self.inventory, self.hosts.values(),
                                host_vars={n: host_vars(n) for n in self.hosts})
 
-    def play(self, limit, extra=None, check=False, expect_rc=0, args=()):
-        """ansible-playbook on one host; returns (rc, stdout+stderr). The output is kept under tests/output/roles."""
+    def play(self, limit, extra=None, check=False, expect_rc=0, args=(), core=None):
+        """ansible-playbook on one host; returns (rc, stdout+stderr). The output is kept under tests/output/roles.
+        ``core``: the ansible-playbook of the oldest or newest supported ansible-core (conftest.COMPAT_CORES)."""
         with self._lock:
             self.runs += 1
             run = self.runs
-        return play_roles(self.inventory, limit, OUT / f"run{run:02d}-{limit.replace(',', '+')}.log", extra=extra,
-                          secrets=(API_KEY, HF_TOKEN), expect_rc=expect_rc, check=check, args=args)
+        rc, out = play_roles(self.inventory, limit, OUT / f"run{run:02d}-{limit.replace(',', '+')}.log", extra=extra,
+                             secrets=(API_KEY, HF_TOKEN), expect_rc=expect_rc, check=check, args=args, core=core)
+        if core is not None:
+            assert out.startswith(f"# ansible-playbook [core {core}."), out[:200]
+        return rc, out
 
     # --- what is on the host --------------------------------------------------------------------
     def read(self, name, path):
@@ -352,7 +356,9 @@ ACCEPT_VARS = {"jetson_spec_draft_model": str(MODELS / "draft-deep-1layer"), "je
 
 def test_accept_enables_speculation_tunes_k_and_records_it(fleet):
     baseline_unit = fleet.read("thor-accept", UNIT)
-    _rc, out = fleet.play("thor-accept", extra=ACCEPT_VARS)
+    # With the newest ansible-core this collection supports (the oldest runs the reject, the batch simulator's keep
+    # and a refusal): its enable path on a real systemd host with real vLLM.
+    _rc, out = fleet.play("thor-accept", extra=ACCEPT_VARS, core="2.21")
     fact = fleet.fact("thor-accept")
     assert fact["status"] == "enabled", fact["reasons"]
     assert fact["verdict"] == "accept"
@@ -602,7 +608,8 @@ def sim_steps(name):
 def test_simulated_jetson_keeps_batch_size_aware_speculation_when_c8_regresses(fleet):
     baseline_unit = fleet.read("thor-batch", UNIT)
     assert b"/opt/jetson-batch-simulator/bin/vllm" in baseline_unit and b"speculative-config" not in baseline_unit
-    _rc, out = fleet.play("thor-batch", extra=BATCH_SIM_VARS)
+    # The oldest supported ansible-core: its keep path (the real-vLLM keep runs with the newest).
+    _rc, out = fleet.play("thor-batch", extra=BATCH_SIM_VARS, core="2.18")
     fact = fleet.fact("thor-batch")
     batch = fact["batch_aware"]
     assert batch is not None, f"the planned configuration did not pass at c=1 and regress at c=8: {fact['reasons']}"
@@ -681,7 +688,8 @@ REJECT_VARS = {"jetson_spec_draft_model": str(MODELS / "draft-heavy"), "jetson_s
 
 def test_reject_restores_the_unit_byte_for_byte_and_serves_again(fleet):
     unit_before = fleet.read("orin-reject", UNIT)
-    _rc, _out = fleet.play("orin-reject", extra=REJECT_VARS)
+    # With the oldest ansible-core this collection supports (the newest runs the bad-vocabulary revert).
+    _rc, _out = fleet.play("orin-reject", extra=REJECT_VARS, core="2.18")
     fact = fleet.fact("orin-reject")
     assert fact["status"] == "reverted", fact["reasons"]
     assert fact["verdict"] == "reject", fact["reasons"]
@@ -704,12 +712,14 @@ def test_refusals_change_nothing(fleet):
     nano = fleet.hosts["orin-reject"].path("/opt/jetson-identity-nano")
     if not nano.exists():
         shutil.copytree(nspawn.FIXTURES / "orin-nano-8gb-super", nano, symlinks=True)
-    for extra, words in (
-        ({"jetson_spec_facts_root": "/opt/jetson-identity-nano"}, "Orin Nano"),
-        ({"jetson_spec_expected_concurrency": 8}, "concurrency"),
+    # One refusal with each of the oldest and newest ansible-core this collection supports.
+    for extra, words, core in (
+        ({"jetson_spec_facts_root": "/opt/jetson-identity-nano"}, "Orin Nano", "2.18"),
+        ({"jetson_spec_expected_concurrency": 8}, "concurrency", "2.21"),
     ):
         _rc, out = fleet.play("orin-reject", extra={"jetson_spec_draft_model": str(MODELS / "draft-perfect"),
-                                                    "jetson_spec_fact_file": "/etc/ansible/facts.d/refusal.fact", **extra})
+                                                    "jetson_spec_fact_file": "/etc/ansible/facts.d/refusal.fact", **extra},
+                              core=core)
         fact = json.loads(fleet.read("orin-reject", "/etc/ansible/facts.d/refusal.fact"))
         assert fact["status"] == "refused"
         assert words in " ".join(fact["reasons"]), fact["reasons"]
@@ -798,7 +808,8 @@ def test_draft_with_another_vocabulary_is_classified_config_rejected_and_reverte
     unit_before = fleet.read("thor-faults", UNIT)
     _rc, out = fleet.play("thor-faults", extra={"jetson_spec_draft_model": str(MODELS / "draft-badvocab"),
                                                 "jetson_spec_benchmark": SHORT_WORKLOAD,
-                                                "jetson_spec_fact_file": "/etc/ansible/facts.d/badvocab.fact"})
+                                                "jetson_spec_fact_file": "/etc/ansible/facts.d/badvocab.fact"},
+                          core="2.21")
     fact = json.loads(fleet.read("thor-faults", "/etc/ansible/facts.d/badvocab.fact"))
     assert fact["status"] == "reverted", fact["reasons"]
     # The page cache is dropped before the candidate starts (a Jetson identity: jetson_spec_drop_caches auto), and

@@ -2,10 +2,14 @@
 # Run the unit suite and render every module's documentation under the oldest and newest
 # ansible-core this collection claims (meta/runtime.yml: >=2.18): 2.18 on Python 3.11 and 2.21
 # on Python 3.12+ (ansible-core 2.21 needs it; these build machines have it under pyenv).
-# Each runs in its own cached virtualenv under .build/compat/.
+# Each runs in its own cached virtualenv under .build/compat/ansible-core-<version>/.
+#   compat.sh          the venvs, then the unit suite and ansible-doc under each
+#   compat.sh venvs    only the venvs (make integration: tests/integration/test_roles.py runs some role
+#                      scenarios with these ansible-playbooks)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
+mode=${1:-all}
 
 find_python() {  # the first interpreter of the candidates "$2..." that is at least $1 (e.g. 3.12)
   local want=$1 cand
@@ -32,6 +36,10 @@ run_one() {  # $1 ansible-core version, $2 minimum python, $3... interpreters in
     rm -rf "$venv"
     "$py" -m venv "$venv"
     "$venv/bin/pip" install -q "ansible-core==$core" pytest pyyaml
+  fi
+  if [ "$mode" = venvs ]; then
+    echo "compat: $venv ($("$venv/bin/ansible-playbook" --version | head -n1))"
+    return 0
   fi
   echo "== ansible-core $core on $("$venv/bin/python" --version)"
   tests/utils/collection.sh link >/dev/null
