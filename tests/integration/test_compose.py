@@ -365,12 +365,23 @@ def test_controller_killed_during_the_revert_the_guard_stays_armed_and_the_next_
 OPERATOR_OVERRIDE = "compose.override.yaml"
 
 
+def sidecar():
+    """The id of the operator's second service's container (it must never be recreated by this collection)."""
+    ids = docker("ps", "-q", "--no-trunc", "--filter", f"label=com.docker.compose.project={SERVICE}",
+                 "--filter", "label=com.docker.compose.service=sidecar").stdout.split()
+    assert len(ids) == 1, f"expected one running sidecar container, found {ids}"
+    return ids[0]
+
+
 def test_an_operator_override_is_the_baseline_and_a_reboot_mid_change_is_resumed(bed):
-    """An operator's compose.override.yaml adds --max-num-seqs 4 (compose reads it without -f, so the role must name
-    it too); the controller is killed while the candidate built on it is benchmarked, and the host reboots."""
+    """An operator's compose.override.yaml adds --max-num-seqs 4 and a second service (compose reads it without -f,
+    so the role must name it too); the controller is killed while the candidate built on it is benchmarked, and the
+    host reboots. The second service is never recreated."""
     base_command = yaml.safe_load(bed.compose_file.read_text())["services"][SERVICE]["command"]
     override = bed.project / OPERATOR_OVERRIDE
-    override.write_text(yaml.safe_dump({"services": {SERVICE: {"command": base_command + ["--max-num-seqs", "4"]}}}))
+    override.write_text(yaml.safe_dump({"services": {
+        SERVICE: {"command": base_command + ["--max-num-seqs", "4"]},
+        "sidecar": {"image": IMAGE, "command": ["sleep", "infinity"], "network_mode": "none", "init": True}}}))
     try:
         subprocess.run([DOCKER_CLI, "compose", "--project-directory", str(bed.project), "up", "--detach"],
                        check=True, capture_output=True, timeout=180)
@@ -379,6 +390,7 @@ def test_an_operator_override_is_the_baseline_and_a_reboot_mid_change_is_resumed
             assert time.monotonic() < deadline, "the operator's restart did not come up"
             time.sleep(2)
         assert "--max-num-seqs" in bed.cmd() and "--speculative-config" not in bed.cmd()
+        side = sidecar()
         cmd = [str(BIN / "ansible-playbook"), "-i", str(bed.inventory), str(PLAYBOOK), "--limit", "compose-guarded",
                "-e", json.dumps(dict(SPEC_VARS, jetson_spec_draft_model=GOOD_DRAFT))]
         kill_playbook_when(cmd, OUT / "killed-before-reboot.log",
@@ -415,5 +427,9 @@ def test_an_operator_override_is_the_baseline_and_a_reboot_mid_change_is_resumed
         assert not bed.guarded.path(BOOT_GUARD).exists()
         if fact["status"] == "enabled":
             assert "--max-num-seqs" in bed.overlay(KEPT)
+            assert yaml.safe_load(bed.overlay(KEPT))["services"].keys() == {SERVICE}
+        # The operator's files were never written, and their other service never recreated.
+        assert "sidecar" in yaml.safe_load(override.read_text())["services"]
+        assert sidecar() == side, "the operator's other service was recreated"
     finally:
         override.unlink()
