@@ -231,6 +231,29 @@ def pct(value):
     return '%.1f %%' % (value * 100.0)
 
 
+def _signed_whole(value):
+    """A change as a signed whole percentage: 0.412 -> "+41 %", -0.013 -> "-1 %"."""
+    rounded = int(round(value * 100.0))
+    return '%+d %%' % rounded if rounded else '0 %'
+
+
+def summary_line(criteria, result, keep, confidence=0.95):
+    """How sure the verdict is, in one line a person can read, e.g.
+    "c=1 +41 % (95 % CI +33 % to +49 %), c=8 -1 % (95 % CI -4 % to +2 %): accept, kept"."""
+    parts = []
+    for label, name in (('c=1', 'throughput_gain_c1'), ('c=8', 'regression_c8')):
+        entry = criteria.get(name)
+        if not entry or entry.get('point') is None:
+            continue
+        interval = entry.get('interval')
+        if interval:
+            parts.append('%s %s (%d %% CI %s to %s)' % (label, _signed_whole(entry['point']), int(round(confidence * 100)),
+                                                        _signed_whole(interval[0]), _signed_whole(interval[1])))
+        else:
+            parts.append('%s %s (no interval: too few requests)' % (label, _signed_whole(entry['point'])))
+    return '%s: %s, %s' % (', '.join(parts) or 'no measurement', result, 'kept' if keep else 'reverted')
+
+
 def _samples(name, run, conc):
     """The per-request samples of a run (vllm_benchmark's ``runs[].samples``), checked.
 
@@ -821,6 +844,7 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
     return {
         'verdict': result,
         'keep': keep,
+        'summary': summary_line(criteria, result, keep, CONFIDENCE),
         'reasons': reasons,
         'warnings': warnings,
         'deltas': deltas,

@@ -72,6 +72,23 @@ def test_published_thor_numbers_accept():
     assert result['recommendation']['action'] == 'raise_num_speculative_tokens'
 
 
+def test_the_summary_says_in_one_line_how_sure_the_verdict_is():
+    result = decide(bench(), bench(c1=(60.0, 16.0), c8=255.0, acceptance=0.72))
+    # no per-request samples here: point estimates, said so
+    assert result['summary'] == ('c=1 +36 % (no interval: too few requests), c=8 +2 % (no interval: too few '
+                                 'requests): accept, kept')
+    criteria = {'throughput_gain_c1': {'point': 0.412, 'interval': [0.331, 0.494]},
+                'tpot_reduction_c1': {'point': 0.3, 'interval': [0.2, 0.4]},
+                'regression_c8': {'point': -0.013, 'interval': [-0.04, 0.021]}}
+    assert V.summary_line(criteria, 'accept', True) == \
+        'c=1 +41 % (95 % CI +33 % to +49 %), c=8 -1 % (95 % CI -4 % to +2 %): accept, kept'
+    criteria['regression_c8'] = {'point': -0.125, 'interval': [-0.2, -0.05]}
+    assert V.summary_line(criteria, 'reject', False).endswith('c=8 -12 % (95 % CI -20 % to -5 %): reject, reverted')
+    assert V.summary_line({}, 'reject', False) == 'no measurement: reject, reverted'
+    assert V.summary_line({'throughput_gain_c1': {'point': 0.001, 'interval': None}}, 'marginal', True) == \
+        'c=1 0 % (no interval: too few requests): marginal, kept'
+
+
 def test_same_numbers_reject():
     result = decide(bench(), bench(acceptance=0.5))
     assert result['verdict'] == 'reject' and result['keep'] is False
