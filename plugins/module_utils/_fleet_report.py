@@ -56,6 +56,14 @@ def _family(record, groups):
     return None
 
 
+def _interval(value):
+    """[low, high] of a recorded 95 % interval, or None when it is missing or not two finite numbers."""
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
+        return None
+    low, high = _number(value[0]), _number(value[1])
+    return [low, high] if low is not None and high is not None and low <= high else None
+
+
 def _handoff_text(record):
     handoff = record.get('handoff') or {}
     if isinstance(handoff, dict) and handoff.get('summary'):
@@ -118,6 +126,11 @@ def row(host, record=None, groups=None, state=None, error=None):
         'acceptance_rate': _number(deltas.get('acceptance_rate')),
         'deltas': dict(deltas) if isinstance(deltas, dict) else {},
         'verdict': record.get('verdict'),
+        'verdict_summary': record.get('verdict_summary') if isinstance(record.get('verdict_summary'), str) else None,
+        'change_c1': _number(deltas.get('throughput_gain_c1')) if isinstance(deltas, dict) else None,
+        'change_c8': _number(deltas.get('throughput_change_c8')) if isinstance(deltas, dict) else None,
+        'interval_c1': _interval((record.get('intervals') or {}).get('c1') if isinstance(record.get('intervals'), dict) else None),
+        'interval_c8': _interval((record.get('intervals') or {}).get('c8') if isinstance(record.get('intervals'), dict) else None),
         'reason': ' '.join(reasons),
         'handoff': _handoff_text(record),
         'finished': record.get('finished'),
@@ -181,6 +194,8 @@ def table(rows):
                         'reason / hand-off')]
     for item in rows:
         reason = item['reason']
+        if item.get('verdict_summary'):
+            reason = '[%s] %s' % (item['verdict_summary'], reason)
         if item['handoff']:
             reason = '%s %s' % (reason, item['handoff'])
         lines.append(columns % (
@@ -210,153 +225,248 @@ def table(rows):
 
 # --- HTML ------------------------------------------------------------------------------------------------
 _CSS = """
-:root { --bg: #ffffff; --fg: #1b1f24; --muted: #57606a; --grid: #d0d7de; --before: #8c959f; --after: #0969da;
-        --before8: #c9cfd6; --after8: #54aeff; --ok: #1a7f37; --warn: #9a6700; --bad: #cf222e; --row: #f6f8fa; }
+:root { --bg: #ffffff; --fg: #1b1f24; --muted: #57606a; --grid: #d0d7de; --row: #f6f8fa; --c1: #0969da;
+        --c8: #8250df; --ok: #1a7f37; --ok-bg: #dafbe1; --warn: #9a6700; --warn-bg: #fff8c5; --bad: #cf222e;
+        --bad-bg: #ffebe9; --off: #57606a; --off-bg: #eaeef2; --up: #1a7f37; --down: #cf222e; }
 @media (prefers-color-scheme: dark) {
-  :root { --bg: #0d1117; --fg: #e6edf3; --muted: #9198a1; --grid: #30363d; --before: #6e7681; --after: #4493f8;
-          --before8: #3d444d; --after8: #1f6feb; --ok: #3fb950; --warn: #d29922; --bad: #f85149; --row: #161b22; }
+  :root { --bg: #0d1117; --fg: #e6edf3; --muted: #9198a1; --grid: #30363d; --row: #161b22; --c1: #4493f8;
+          --c8: #ab7df8; --ok: #3fb950; --ok-bg: #12261e; --warn: #d29922; --warn-bg: #272115; --bad: #f85149;
+          --bad-bg: #2d1214; --off: #9198a1; --off-bg: #21262d; --up: #3fb950; --down: #f85149; }
 }
 @page { size: A4 landscape; margin: 10mm; }
 @media print {
-  :root { --bg: #ffffff; --fg: #000000; --muted: #333333; --grid: #999999; --before: #777777; --after: #000000;
-          --before8: #bbbbbb; --after8: #444444; --ok: #000000; --warn: #000000; --bad: #000000; --row: #eeeeee; }
-  body { font-size: 9pt; }
+  :root { --bg: #ffffff; --fg: #000000; --muted: #333333; --grid: #999999; --row: #eeeeee; --c1: #000000;
+          --c8: #666666; --ok: #000000; --ok-bg: #ffffff; --warn: #000000; --warn-bg: #ffffff; --bad: #000000;
+          --bad-bg: #ffffff; --off: #000000; --off-bg: #ffffff; --up: #000000; --down: #000000; }
+  body { font-size: 9pt; } details > div { display: block; }
 }
+* { box-sizing: border-box; }
 html, body { background: var(--bg); color: var(--fg); }
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; margin: 1.5rem; }
-h1 { font-size: 1.4rem; margin: 0 0 .3rem 0; }
-p.meta, td.reason, figcaption { color: var(--muted); }
-table { border-collapse: collapse; width: 100%; font-size: .8rem; margin-top: 1rem; }
-th, td { border-bottom: 1px solid var(--grid); padding: .3rem .4rem; text-align: left; vertical-align: top; }
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; margin: 0 auto;
+       padding: 1.2rem; max-width: 1400px; line-height: 1.35; }
+h1 { font-size: 1.35rem; margin: 0 0 .3rem 0; }
+p.meta, figcaption, .muted, small { color: var(--muted); }
+ul.totals { list-style: none; padding: 0; margin: .8rem 0; display: flex; flex-wrap: wrap; gap: .5rem; }
+ul.totals li { border: 1px solid var(--grid); border-radius: .5rem; padding: .35rem .7rem; display: flex;
+               align-items: center; gap: .45rem; }
+ul.totals b { font-size: 1.15rem; font-variant-numeric: tabular-nums; }
+.badge { display: inline-block; border-radius: 1rem; padding: .1rem .55rem; font-size: .72rem; font-weight: 700;
+         text-transform: uppercase; letter-spacing: .02em; white-space: nowrap; }
+.status-enabled { color: var(--ok); background: var(--ok-bg); }
+.status-reverted, .status-refused, .status-pending, .status-not_attempted, .status-no_record { color: var(--warn); background: var(--warn-bg); }
+.status-failed, .status-unreachable { color: var(--bad); background: var(--bad-bg); }
+.status-skipped, .status-disabled { color: var(--off); background: var(--off-bg); }
+p.note { margin: .4rem 0; } .exposed { color: var(--bad); }
+figure { margin: 1rem 0; } figure svg { width: 100%; height: auto; max-width: 760px; display: block; }
+svg text { fill: var(--fg); font-size: 13px; } svg .muted { fill: var(--muted); } svg tspan.name { font-weight: 600; }
+svg .axis, svg .tick { stroke: var(--grid); } svg .threshold { stroke: var(--ok); stroke-dasharray: 4 3; }
+svg .zero { stroke: var(--muted); } svg .bar-c1 { fill: var(--c1); } svg .bar-c8 { fill: var(--c8); }
+svg .ci { stroke: var(--fg); stroke-width: 1.2; }
+table { border-collapse: collapse; width: 100%; font-size: .85rem; table-layout: fixed; }
+th, td { border-bottom: 1px solid var(--grid); padding: .4rem .45rem; text-align: left; vertical-align: top; }
+th { font-size: .75rem; color: var(--muted); font-weight: 600; }
 tbody tr:nth-child(even) { background: var(--row); }
-div.table { overflow-x: auto; }
-td.reason { min-width: 14rem; }
-td:first-child { white-space: nowrap; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-.status { font-weight: 700; text-transform: uppercase; }
-.status-enabled { color: var(--ok); }
-.status-reverted, .status-refused, .status-skipped, .status-disabled, .status-not_attempted, .status-no_record { color: var(--warn); }
-.status-failed, .status-unreachable { color: var(--bad); }
-.exposed { color: var(--bad); }
-span.earlier { font-weight: 400; text-transform: none; color: var(--muted); font-size: .7rem; }
-ul.counts { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: 1rem; }
-svg text { fill: var(--fg); font-size: 11px; }
-svg .axis { stroke: var(--grid); }
-svg .bar-before { fill: var(--before); } svg .bar-after { fill: var(--after); }
-svg .bar-before8 { fill: var(--before8); } svg .bar-after8 { fill: var(--after8); }
-svg text.muted { fill: var(--muted); }
+col.host { width: 17%; } col.outcome { width: 9%; } col.change { width: 13%; } col.method { width: 12%; }
+td.num { font-variant-numeric: tabular-nums; } td.num small { display: block; white-space: nowrap; }
+.up { color: var(--up); font-weight: 600; } .down { color: var(--down); font-weight: 600; }
+td.host b { display: block; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+td.host small { display: block; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+details > summary { cursor: pointer; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+details[open] > summary { white-space: normal; }
+details > div { margin-top: .4rem; font-size: .8rem; }
+details table.numbers { font-size: .75rem; margin-top: .4rem; table-layout: auto; width: auto; }
+details table.numbers td, details table.numbers th { padding: .15rem .4rem; }
+span.earlier { display: block; font-size: .7rem; color: var(--muted); }
+@media (max-width: 640px) {
+  body { padding: .7rem; }
+  table#fleet, table#fleet tbody, table#fleet tr, table#fleet td { display: block; width: 100%; }
+  table#fleet thead, table#fleet colgroup { display: none; }
+  table#fleet tr.host-row { border: 1px solid var(--grid); border-radius: .5rem; margin-bottom: .6rem;
+                            padding: .3rem .5rem; }
+  table#fleet td { border: 0; padding: .15rem 0; }
+  table#fleet td[data-label]::before { content: attr(data-label) " "; color: var(--muted); font-size: .75rem; }
+  table#fleet td.num small { display: inline; margin-left: .3rem; }
+  svg text { font-size: 21px; }
+}
 """
 
-_BARS = (('c1', 'throughput_before', 'bar-before', 'c=1 before'), ('c1', 'throughput_after', 'bar-after', 'c=1 after'),
-         ('c8', 'throughput_before', 'bar-before8', 'c=8 before'), ('c8', 'throughput_after', 'bar-after8', 'c=8 after'))
+#: Rows in this order: what needs an operator first, then the outcomes of the loop.
+ORDER = ('failed', 'unreachable', 'reverted', 'refused', 'enabled', 'disabled', 'skipped', 'pending', 'not_attempted',
+         'no_record')
+#: The totals always shown at the top (the others when a host has them).
+TOTALS = ('enabled', 'reverted', 'refused', 'skipped', 'failed')
+#: The specification's keep bar at concurrency 1 (drawn on the chart), and the chart's bounds at least.
+KEEP_BAR = 0.30
+_CHART_SPAN = (-0.2, 0.4)
 
 
 def _e(value):
     return html.escape('' if value is None else str(value), quote=True)
 
 
+def sort_rows(rows):
+    """The rows sorted by outcome (ORDER), then by host name."""
+    rank = dict((status, index) for index, status in enumerate(ORDER))
+    return sorted(rows, key=lambda item: (rank.get(item['status'], len(ORDER)), item['host']))
+
+
+def _percent(value):
+    return '%+.0f %%' % (value * 100.0) if value is not None else '-'
+
+
+def _change_cell(value, interval, label):
+    if value is None:
+        return '<td class="num" data-label="%s"><span class="muted">-</span></td>' % _e(label)
+    css = 'up' if value > 0.005 else ('down' if value < -0.005 else '')
+    note = ('95 %% CI %s to %s' % (_percent(interval[0]), _percent(interval[1]))) if interval else 'no interval'
+    return '<td class="num" data-label="%s"><span class="%s">%s</span><small>%s</small></td>' % (
+        _e(label), css, _e(_percent(value)), _e(note))
+
+
 def chart_svg(rows):
-    """Before/after throughput (tok/s, c=1 and c=8) per host: an inline SVG, horizontal grouped bars."""
-    label_w, plot_w, bar_h, gap, top = 170, 520, 9, 14, 34
-    group_h = bar_h * len(_BARS) + gap
-    height = top + group_h * max(len(rows), 1) + 24
-    values = [item[spec[0]][spec[1]] for item in rows for spec in _BARS if item[spec[0]][spec[1]] is not None]
-    scale_max = max(values) if values else 1.0
-    full_w = label_w + plot_w + 90
-    parts = ['<svg id="throughput-chart" role="img" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
-             'viewBox="0 0 %d %d" aria-labelledby="chart-title">' % (full_w, height, full_w, height),
-             '<title id="chart-title">Output throughput before and after speculative decoding, per host</title>']
-    for index, legend in enumerate(_BARS):
-        css, text = legend[2], legend[3]
-        x = label_w + index * 120
-        parts.append('<rect class="legend %s" x="%d" y="6" width="12" height="10"/><text x="%d" y="15">%s</text>'
-                     % (css, x, x + 16, _e(text)))
-    for index, item in enumerate(rows):
+    """The relative throughput change per host at concurrency 1 and 8, against the host's own baseline: an inline SVG
+    of horizontal bars from a zero line, their 95 % intervals as whiskers, and the keep bar (+30 %) drawn. Each host's
+    name and numbers are a line of text above its bars, so the chart stays legible when a phone scales it down."""
+    left, plot_w, right, bar_h, top = 8, 600, 8, 10, 30
+    measured = [item for item in rows if item['change_c1'] is not None or item['change_c8'] is not None]
+    values = [v for item in measured for v in (item['change_c1'], item['change_c8']) if v is not None]
+    values += [v for item in measured for key in ('interval_c1', 'interval_c8') for v in (item[key] or [])]
+    low = min([_CHART_SPAN[0]] + values)
+    high = max([_CHART_SPAN[1], KEEP_BAR] + values)
+    scale = plot_w / (high - low)
+
+    def x_of(value):
+        return left + (value - low) * scale
+
+    group_h = 58
+    height = top + group_h * max(len(measured), 1) + 30
+    full_w = left + plot_w + right
+    zero, bar = x_of(0.0), x_of(KEEP_BAR)
+    parts = ['<svg id="change-chart" role="img" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
+             'viewBox="0 0 %d %d" aria-labelledby="chart-title" data-scale="%.6f">' % (full_w, height, full_w, height, scale),
+             '<title id="chart-title">Throughput change against each host\'s own baseline, at concurrency 1 and 8</title>',
+             '<rect class="legend bar-c1" x="%d" y="6" width="12" height="10"/><text x="%d" y="16">c=1</text>'
+             % (left, left + 16),
+             '<rect class="legend bar-c8" x="%d" y="6" width="12" height="10"/><text x="%d" y="16">c=8</text>'
+             % (left + 80, left + 96),
+             '<text class="muted" x="%d" y="16">whiskers: 95 %% interval</text>' % (left + 160)]
+    axis_bottom = top + group_h * max(len(measured), 1)
+    parts.append('<line class="zero" x1="%.1f" y1="%d" x2="%.1f" y2="%d"/>' % (zero, top, zero, axis_bottom))
+    parts.append('<line class="threshold" x1="%.1f" y1="%d" x2="%.1f" y2="%d"/>' % (bar, top, bar, axis_bottom))
+    parts.append('<text class="muted" x="%.1f" y="%d" text-anchor="middle">0 %%</text>' % (zero, axis_bottom + 22))
+    parts.append('<text class="muted" x="%.1f" y="%d" text-anchor="middle">+%d %% keep bar</text>'
+                 % (bar, axis_bottom + 22, int(round(KEEP_BAR * 100))))
+    for index, item in enumerate(measured):
         y0 = top + index * group_h
+        said = ' · '.join('%s %s' % (label, _percent(item['change_' + key]))
+                          for key, label in (('c1', 'c=1'), ('c8', 'c=8')) if item['change_' + key] is not None)
         parts.append('<g class="host" data-host="%s">' % _e(item['host']))
-        parts.append('<text x="0" y="%d">%s</text>' % (y0 + 2 * bar_h, _e(item['host'][:26])))
-        parts.append('<text class="muted" x="0" y="%d">%s</text>' % (y0 + 3.6 * bar_h, _e(item['status'])))
-        measured = False
-        for slot, (conc, key, css, text) in enumerate(_BARS):
-            value = item[conc][key]
+        parts.append('<text x="%d" y="%d"><tspan class="name">%s</tspan> <tspan class="muted">%s</tspan></text>'
+                     % (left, y0 + 22, _e(item['host'][:32]), _e(said)))
+        for slot, (key, css, label) in enumerate((('c1', 'bar-c1', 'c=1'), ('c8', 'bar-c8', 'c=8'))):
+            value = item['change_' + key]
             if value is None:
                 continue
-            measured = True
-            width = max(1.0, plot_w * value / scale_max)
-            y = y0 + slot * bar_h
-            parts.append(
-                '<rect class="bar %s" x="%d" y="%d" width="%.1f" height="%d"><title>%s %s: %.1f tok/s</title></rect>'
-                '<text x="%.1f" y="%d">%.1f</text>' % (css, label_w, y, width, bar_h - 1, _e(item['host']), _e(text),
-                                                       value, label_w + width + 4, y + bar_h - 1, value))
-        if not measured:
-            parts.append('<text class="muted" x="%d" y="%d">no measurement (%s)</text>'
-                         % (label_w, y0 + 2 * bar_h, _e(item['status'])))
+            y = y0 + 30 + slot * (bar_h + 3)
+            x0, x1 = sorted((zero, x_of(value)))
+            parts.append('<rect class="bar %s" data-change="%.6f" x="%.1f" y="%d" width="%.1f" height="%d">'
+                         '<title>%s %s: %s</title></rect>' % (css, value, x0, y, max(x1 - x0, 0.0), bar_h,
+                                                              _e(item['host']), label, _percent(value)))
+            interval = item['interval_' + key]
+            if interval:
+                mid = y + bar_h / 2.0
+                parts.append('<line class="ci" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>'
+                             % (x_of(interval[0]), mid, x_of(interval[1]), mid))
         parts.append('</g>')
-    axis_y = top + group_h * max(len(rows), 1)
-    parts.append('<line class="axis" x1="%d" y1="%d" x2="%d" y2="%d"/>' % (label_w, top - 4, label_w, axis_y))
-    parts.append('<text class="muted" x="%d" y="%d">tok/s (0 to %.1f)</text>' % (label_w, axis_y + 16, scale_max))
+    if not measured:
+        parts.append('<text class="muted" x="%d" y="%d">no host was measured</text>' % (left, top + 22))
     parts.append('</svg>')
     return ''.join(parts)
 
 
-def _cell(value, pattern='%.1f'):
-    return '<td class="num">%s</td>' % _e(_fmt(value, pattern))
+def _details(item):
+    """The reason, one click away: the verdict's one line as the summary, the reasons, hand-off and numbers inside."""
+    summary = item.get('verdict_summary') or item['reason'] or item['status']
+    inner = []
+    if item.get('exposure_warning'):
+        inner.append('<p class="exposed"><strong>Exposed:</strong> %s</p>' % _e(item['exposure_warning']))
+    if item['reason']:
+        inner.append('<p>%s</p>' % _e(item['reason']))
+    if item['handoff']:
+        inner.append('<p><strong>Next:</strong> %s</p>' % _e(item['handoff']))
+    numbers = []
+    for conc in CONCURRENCIES:
+        data = item['c%d' % conc]
+        if any(value is not None for value in data.values()):
+            numbers.append('<tr><th>c=%d</th><td>%s</td><td>%s</td><td>%s</td></tr>' % (
+                conc, _e(_pair(data['throughput_before'], data['throughput_after'])),
+                _e(_pair(data['tpot_p50_before'], data['tpot_p50_after'], '%.2f')),
+                _e(_pair(data['ttft_p50_before'], data['ttft_p50_after']))))
+    if numbers:
+        inner.append('<table class="numbers"><tr><th></th><th>tok/s</th><th>TPOT p50 (ms)</th><th>TTFT p50 (ms)</th>'
+                     '</tr>%s</table>' % ''.join(numbers))
+    facts = [('vLLM', item['vllm_version']), ('GPU util', _pair(item['gpu_memory_utilization_before'],
+                                                               item['gpu_memory_utilization_after'], '%.2f')
+                                              if item['gpu_memory_utilization_before'] is not None else None),
+             ('acceptance', _fmt(item['acceptance_rate'], '%.2f') if item['acceptance_rate'] is not None else None),
+             ('finished', item.get('finished'))]
+    shown = ', '.join('%s %s' % (name, value) for name, value in facts if value)
+    if shown:
+        inner.append('<p class="muted">%s</p>' % _e(shown))
+    return '<details><summary>%s</summary><div>%s</div></details>' % (_e(summary), ''.join(inner))
 
 
 def report_html(rows, title='Speculative decoding: fleet report', generated=None):
-    """The self-contained HTML report."""
+    """The self-contained HTML report: totals, the chart of relative change, one compact line per host."""
     summary = counts(rows)
+    ordered = sort_rows(rows)
     head = ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             '<meta name="color-scheme" content="light dark"><title>%s</title><style>%s</style></head><body>'
             % (_e(title), _CSS))
     body = ['<h1>%s</h1>' % _e(title),
-            '<p class="meta">%d hosts%s. Throughput is output tokens per second, TPOT the median time per output '
-            'token; before = the non-speculative baseline, after = the speculative candidate, same workload.</p>'
-            % (summary['total'], (', generated ' + _e(generated)) if generated else ''),
-            '<ul class="counts" id="counts">%s</ul>' % ''.join(
-                '<li><span class="status status-%s">%s</span> %d</li>' % (_e(s), _e(s), n)
-                for s, n in summary['by_status'].items() if n)]
+            '<p class="meta">%d hosts%s. Change = the speculative candidate against the host\'s own non-speculative '
+            'baseline, same workload (output throughput); kept at concurrency 1 from +%d %%, with no loss at '
+            'concurrency 8.</p>' % (summary['total'], (', generated ' + _e(generated)) if generated else '',
+                                    int(round(KEEP_BAR * 100)))]
+    shown = [status for status in STATUSES if status in TOTALS or summary['by_status'].get(status)]
+    body.append('<ul class="totals" id="totals">%s</ul>' % ''.join(
+        '<li data-status="%s"><span class="badge status-%s">%s</span><b>%d</b></li>'
+        % (_e(status), _e(status), _e(status.replace('_', ' ')), summary['by_status'].get(status, 0)) for status in shown))
     if summary['attention']:
-        body.append('<p id="attention"><strong>Needs attention:</strong> %s</p>' % _e(', '.join(
-            '%s (%s)' % (item['host'], item['status']) for item in rows if item['status'] in ATTENTION)))
+        body.append('<p class="note" id="attention"><strong>Needs attention:</strong> %s</p>' % _e(', '.join(
+            '%s (%s)' % (item['host'], item['status']) for item in ordered if item['status'] in ATTENTION)))
     if summary['exposed']:
-        body.append('<p id="exposed" class="exposed"><strong>Exposed:</strong> vLLM listens beyond the host without an '
-                    'API key on %s. Set an API key (vllm_api_key), or serve the host only (vllm_host: 127.0.0.1).</p>'
+        body.append('<p class="note exposed" id="exposed"><strong>Exposed:</strong> vLLM listens beyond the host without '
+                    'an API key on %s. Set an API key (vllm_api_key), or serve the host only (vllm_host: 127.0.0.1).</p>'
                     % _e(', '.join(summary['exposed'])))
-    body.append('<figure>%s<figcaption>Output throughput (tok/s) before and after, at concurrency 1 and 8.'
-                '</figcaption></figure>' % chart_svg(rows))
-    headers = ('Host', 'Status', 'Family', 'Variant', 'JetPack', 'vLLM', 'Method', 'K', 'GPU util before',
-               'GPU util after', 'tok/s c=1 before', 'tok/s c=1 after', 'TPOT p50 c=1 before (ms)',
-               'TPOT p50 c=1 after (ms)', 'TTFT p50 c=1 before (ms)', 'TTFT p50 c=1 after (ms)', 'tok/s c=8 before',
-               'tok/s c=8 after', 'TPOT p50 c=8 before (ms)', 'TPOT p50 c=8 after (ms)', 'TTFT p50 c=8 before (ms)',
-               'TTFT p50 c=8 after (ms)', 'Acceptance', 'Verdict', 'Reason', 'Hand-off')
-    body.append('<div class="table"><table id="fleet"><thead><tr>%s</tr></thead><tbody>' % ''.join('<th>%s</th>' % _e(h) for h in headers))
-    for item in rows:
+    body.append('<figure>%s<figcaption>Throughput change per host (bars), its 95 %% interval (whiskers), the keep bar '
+                'at concurrency 1 (dashed).</figcaption></figure>' % chart_svg(ordered))
+    body.append('<table id="fleet"><colgroup><col class="host"><col class="outcome"><col class="change">'
+                '<col class="change"><col class="method"><col></colgroup><thead><tr><th>Host</th><th>Outcome</th>'
+                '<th>Throughput c=1</th><th>Throughput c=8</th><th>Method, K</th><th>Why (click for details)</th>'
+                '</tr></thead><tbody>')
+    for item in ordered:
         earlier = item.get('earlier_run')
-        body.append('<tr class="host-row%s" data-host="%s" data-status="%s"><td>%s</td>'
-                    '<td class="status status-%s">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>%s%s%s'
-                    '%s%s%s%s%s%s%s%s%s%s%s%s%s<td>%s</td><td class="reason">%s</td><td class="reason">%s</td></tr>' % (
-                        ' earlier-run' if earlier else '', _e(item['host']), _e(item['status']), _e(item['host']),
-                        _e(item['status']),
-                        _e(item['status']) + ('<br><span class="earlier">earlier run, finished %s</span>'
-                                              % _e(item.get('finished') or '?') if earlier else ''),
-                        _e(item['family'] or '-'), _e(item['variant'] or '-'),
-                        _e(item['jetpack'] or '-'), _e(item['vllm_version'] or '-'), _e(item['method'] or '-'),
-                        _cell(item['num_speculative_tokens'], '%d'),
-                        _cell(item['gpu_memory_utilization_before'], '%.2f'),
-                        _cell(item['gpu_memory_utilization_after'], '%.2f'),
-                        _cell(item['c1']['throughput_before']), _cell(item['c1']['throughput_after']),
-                        _cell(item['c1']['tpot_p50_before'], '%.2f'), _cell(item['c1']['tpot_p50_after'], '%.2f'),
-                        _cell(item['c1']['ttft_p50_before']), _cell(item['c1']['ttft_p50_after']),
-                        _cell(item['c8']['throughput_before']), _cell(item['c8']['throughput_after']),
-                        _cell(item['c8']['tpot_p50_before'], '%.2f'), _cell(item['c8']['tpot_p50_after'], '%.2f'),
-                        _cell(item['c8']['ttft_p50_before']), _cell(item['c8']['ttft_p50_after']),
-                        _cell(item['acceptance_rate'], '%.2f'), _e(item['verdict'] or '-'),
-                        ('<strong class="exposed">Exposed: %s</strong> ' % _e(item['exposure_warning'])
-                         if item.get('exposure_warning') else '') + _e(item['reason']),
-                        _e(item['handoff'])))
-    body.append('</tbody></table></div></body></html>\n')
+        where = ' · '.join(str(part) for part in (item['family'], item['variant'],
+                                                  ('JetPack ' + str(item['jetpack'])) if item['jetpack'] else None)
+                           if part)
+        method = item['method'] or '-'
+        if item['num_speculative_tokens'] is not None:
+            method = '%s, K=%s' % (method, item['num_speculative_tokens'])
+        body.append(
+            '<tr class="host-row%s" data-host="%s" data-status="%s">'
+            '<td class="host"><b>%s</b><small>%s</small></td>'
+            '<td data-label="Outcome"><span class="badge status-%s">%s</span>%s</td>%s%s'
+            '<td data-label="Method">%s</td><td class="why">%s</td></tr>' % (
+                ' earlier-run' if earlier else '', _e(item['host']), _e(item['status']), _e(item['host']),
+                _e(where or '-'), _e(item['status']), _e(item['status'].replace('_', ' ')),
+                ('<span class="earlier">earlier run, finished %s</span>' % _e(item.get('finished') or '?'))
+                if earlier else '',
+                _change_cell(item['change_c1'], item['interval_c1'], 'c=1'),
+                _change_cell(item['change_c8'], item['interval_c8'], 'c=8'),
+                _e(method), _details(item)))
+    body.append('</tbody></table></body></html>\n')
     return head + ''.join(body)
 
 

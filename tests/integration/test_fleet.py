@@ -9,8 +9,10 @@ started: the plan refuses an Orin Nano before any benchmark, so no vLLM runs and
 from __future__ import annotations
 
 import glob
+import html
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -271,7 +273,7 @@ def _chromium():
         path = shutil.which(name)
         if path:
             return path
-    pytest.skip("no Chromium (apt-get install chromium; make test installs it)")
+    pytest.fail("no Chromium (apt-get install chromium; make test installs it)", pytrace=False)
     return None
 
 
@@ -282,8 +284,8 @@ def _chromium_run(browser, args, profile, timeout=120):
     return subprocess.run(cmd, text=True, capture_output=True, timeout=timeout, check=False)
 
 
-def _png_pixels(path):
-    """(width, height, distinct colours of a sample) of an 8-bit RGB(A) PNG, with the standard library."""
+def _png_decode(path):
+    """(width, height, channels, rows of raw pixel bytes) of an 8-bit RGB(A) PNG, with the standard library."""
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
     pos, chunks = 8, {}
@@ -320,47 +322,125 @@ def _png_pixels(path):
                 line[i] = (line[i] + (left if pa <= pb and pa <= pc else up if pb <= pc else corner)) & 0xFF
         rows.append(bytes(line))
         prev = line
+    return width, height, channels, rows
+
+
+def _png_crop(path, width):
+    """Keep the ``width`` leftmost columns of a PNG (written back as RGB(A), no filter)."""
+    old_w, height, channels, rows = _png_decode(path)
+    assert width <= old_w
+    raw = b"".join(b"\x00" + line[:width * channels] for line in rows)
+
+    def chunk(kind, body):
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
+    header = struct.pack(">IIBBBBB", width, height, 8, 2 if channels == 3 else 6, 0, 0, 0)
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw, 9))
+                     + chunk(b"IEND", b""))
+
+
+def _png_pixels(path):
+    """(width, height, distinct colours of a sample) of an 8-bit RGB(A) PNG."""
+    width, height, channels, rows = _png_decode(path)
     colours = set()
     for line in rows[::7]:
-        for x in range(0, stride, channels * 5):
+        for x in range(0, width * channels, channels * 5):
             colours.add(line[x:x + 3])
     return width, height, colours
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_fleet_report_renders_in_headless_chromium(tmp_path, scheme):
+# Measured in the page once it has loaded (a copy of the report for the test only: the report itself has no script).
+_LAYOUT_SCRIPT = """<script>
+window.addEventListener('load', function () {
+  var each = function (selector, f) { return Array.prototype.map.call(document.querySelectorAll(selector), f); };
+  var out = {innerWidth: window.innerWidth, scrollWidth: document.documentElement.scrollWidth,
+             rows: each('tr.host-row', function (r) { return r.getBoundingClientRect().height; })};
+  var d = document.querySelector('tr.host-row details');
+  var closed = d.getBoundingClientRect().height;
+  d.open = true;
+  out.details = {count: document.querySelectorAll('tr.host-row details').length, closed: closed,
+                 open: d.getBoundingClientRect().height,
+                 text: d.querySelector('div').getBoundingClientRect().height};
+  d.open = false;
+  out.bars = each('rect.bar', function (b) {
+    return {change: parseFloat(b.getAttribute('data-change')), width: b.getBoundingClientRect().width}; });
+  document.body.setAttribute('data-layout', JSON.stringify(out));
+  if (window.parent !== window) { window.parent.postMessage(JSON.stringify(out), '*'); }
+});
+</script>"""
+# Headless Chromium keeps a window at least 500 px wide: a phone's 390 px is a frame of that width, in this page.
+_FRAME_PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"></head><body style="margin:0">
+<iframe src="%s" style="border:0;margin:0;width:%dpx;height:%dpx;display:block"></iframe>
+<script>window.addEventListener('message', function (e) { document.body.setAttribute('data-layout', e.data); });</script>
+</body></html>"""
+MIN_WINDOW = 500
+
+
+@pytest.mark.parametrize("scheme, width, row_limit", [("light", 1400, 90), ("dark", 1400, 90), ("light", 390, 240)],
+                         ids=["light-1400", "dark-1400", "phone-390"])
+def test_fleet_report_renders_in_headless_chromium(tmp_path, scheme, width, row_limit):
+    """The report in real headless Chromium at a desktop width and on a phone: no horizontal overflow, every host line
+    under a fixed height, the reasons collapsed and expandable, the chart's bars proportional to the relative change.
+    Screenshots: tests/output/fleet/ (docs/images/ holds the committed light ones, shown in the README)."""
     browser = _chromium()
     hosts = json.loads((TOP / "tests" / "fixtures" / "fleet" / "hosts.json").read_text())
     rows = fr.rows_from_hosts(list(hosts), hosts)
     result = fr.report(rows, generated="2026-11-30T18:00:00Z", report_dir=str(tmp_path))
     page = Path(result["html_path"])
     page.write_text(result["html"], encoding="utf-8")
+    measured = tmp_path / "measured.html"
+    measured.write_text(result["html"].replace("</body>", _LAYOUT_SCRIPT + "</body>"), encoding="utf-8")
     OUT.mkdir(parents=True, exist_ok=True)
     extra = ["--force-dark-mode", "--blink-settings=preferredColorScheme=0"] if scheme == "dark" else \
         ["--blink-settings=preferredColorScheme=1"]
 
-    dom = _chromium_run(browser, [*extra, "--dump-dom", page.as_uri()], tmp_path / "profile-dom")
+    framed = width < MIN_WINDOW
+    target = measured
+    if framed:
+        target = tmp_path / "frame-measured.html"
+        target.write_text(_FRAME_PAGE % (measured.name, width, 900), encoding="utf-8")
+    dom = _chromium_run(browser, [*extra, f"--window-size={max(width, MIN_WINDOW)},900", "--virtual-time-budget=5000",
+                                  "--dump-dom", target.as_uri()], tmp_path / "profile-dom")
     assert dom.returncode == 0, dom.stderr[-2000:]
-    html_out = dom.stdout
-    for item in rows:
-        assert f'<tr class="host-row" data-host="{item["host"]}" data-status="{item["status"]}">' in html_out
-    assert html_out.count('class="host-row"') == len(rows)
-    assert '<svg id="throughput-chart"' in html_out and html_out.count('<g class="host"') == len(rows)
-    assert html_out.count('<rect class="bar ') == 10     # 4 bars for each of 2 measured hosts, 2 for the failed one
+    found = re.search(r'data-layout="([^"]*)"', dom.stdout)
+    assert found, f"the page's measurements did not arrive:\n{dom.stdout[-2000:]}"
+    layout = json.loads(html.unescape(found.group(1)))
+    if not framed:
+        for item in rows:
+            assert f'data-host="{item["host"]}" data-status="{item["status"]}"' in dom.stdout
+        assert dom.stdout.count('class="host-row') == len(rows)
+    assert layout["innerWidth"] == width, layout
+    assert layout["scrollWidth"] <= layout["innerWidth"], f"horizontal overflow at {width} px: {layout}"
+    assert len(layout["rows"]) == len(rows) and max(layout["rows"]) <= row_limit, \
+        f"a host line is taller than {row_limit} px at {width} px: {layout['rows']}"
+    details = layout["details"]
+    assert details["count"] == len(rows), details
+    assert details["open"] > details["closed"] + 20 and details["text"] > 20, f"the reason does not expand: {details}"
+    bars = layout["bars"]
+    assert len(bars) == 4, bars
+    ratios = [bar["width"] / abs(bar["change"]) for bar in bars if abs(bar["change"]) >= 0.05]
+    assert ratios and max(ratios) - min(ratios) <= 0.02 * max(ratios) + 1.0, \
+        f"the bars are not proportional to the relative change: {bars}"
 
-    shot = OUT / f"fleet-report-{scheme}.png"
+    shot = OUT / f"fleet-report-{scheme}-{width}.png"
     if shot.exists():
         shot.unlink()
-    proc = _chromium_run(browser, [*extra, f"--screenshot={shot}", "--window-size=1400,1300",
-                                   "--hide-scrollbars", page.as_uri()], tmp_path / "profile-shot")
+    height = 1000 if width > 600 else 1700
+    shown = page
+    if framed:
+        shown = tmp_path / "frame.html"
+        shown.write_text(_FRAME_PAGE % (page.name, width, height), encoding="utf-8")
+    proc = _chromium_run(browser, [*extra, f"--screenshot={shot}", f"--window-size={max(width, MIN_WINDOW)},{height}",
+                                   "--hide-scrollbars", shown.as_uri()], tmp_path / "profile-shot")
     assert proc.returncode == 0 and shot.is_file(), proc.stderr[-2000:]
-    width, height, colours = _png_pixels(shot)
-    assert (width, height) == (1400, 1300)
+    if framed:
+        _png_crop(shot, width)
+    got_w, got_h, colours = _png_pixels(shot)
+    assert (got_w, got_h) == (width, height)
     assert len(colours) >= 6, f"the screenshot looks blank: {len(colours)} colours"
-    # the bars' colours are on the page (light: #0969da after, dark: #4493f8)
-    after = bytes.fromhex("0969da" if scheme == "light" else "4493f8")
-    assert after in colours or any(sum(abs(a - b) for a, b in zip(c, after)) < 24 for c in colours), \
-        f"no 'after' bar colour in the {scheme} screenshot"
+    # the concurrency-1 bars' colour is on the page (light: #0969da, dark: #4493f8)
+    bar = bytes.fromhex("0969da" if scheme == "light" else "4493f8")
+    assert bar in colours or any(sum(abs(a - b) for a, b in zip(c, bar)) < 24 for c in colours), \
+        f"no concurrency-1 bar colour in the {scheme} screenshot"
 
 
 # --- the execution environment -------------------------------------------------------------------------------
@@ -369,7 +449,7 @@ def test_execution_environment_build_context(tmp_path):
     env = _ansible_env()
     builder = BIN / "ansible-builder"
     if not builder.exists():
-        pytest.skip("ansible-builder is not installed (tests/requirements.txt)")
+        pytest.fail("ansible-builder is not installed (tests/requirements.txt)", pytrace=False)
     proc = subprocess.run(["make", "ee"], cwd=TOP, env=env, text=True, capture_output=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     context = TOP / ".build" / "ee" / "context"

@@ -87,29 +87,66 @@ def test_html_is_self_contained_escaped_and_has_every_row_and_the_chart():
     page = fr.report_html(rows, generated="2026-11-30T18:00:00Z")
     parsed = _Collector()
     parsed.feed(page)
-    assert parsed.rows == [item["host"] for item in rows]
+    assert sorted(parsed.rows) == sorted(item["host"] for item in rows)
     assert "svg" in parsed.tags and parsed.scripts == 0 and parsed.urls == []
     assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
-    assert "prefers-color-scheme: dark" in page and "@media print" in page
-    # four bars for each measured host, none for the others
-    assert len(re.findall(r'<rect class="bar bar-[a-z0-9]+" x="170"', page)) == 4 + 4 + 2
-    assert page.count("no measurement") == 3
+    assert "prefers-color-scheme: dark" in page and "@media print" in page and "max-width: 640px" in page
+    # two bars (c=1, c=8) for each host with a candidate measured, none for the others (a baseline alone has no change)
+    assert len(re.findall(r'<rect class="bar bar-c[18]" data-change=', page)) == 2 + 2
+    assert page.count('<g class="host"') == 2
 
 
-def test_ttft_is_shown_next_to_tpot_in_the_table_and_the_html_with_a_cell_per_header():
+def test_hosts_are_sorted_by_outcome_with_the_totals_at_the_top():
+    page = fr.report_html(fixture_rows(), generated="now")
+    order = re.findall(r'<tr class="host-row[^"]*" data-host="([^"]+)" data-status="([^"]+)"', page)
+    assert [status for _host, status in order] == ["failed", "unreachable", "reverted", "refused", "refused", "enabled"]
+    assert [host for host, status in order if status == "refused"] == ["build-server", "orin-nano-super"]
+    totals = re.search(r'<ul class="totals" id="totals">(.*?)</ul>', page).group(1)
+    shown = re.findall(r'<li data-status="([a-z_]+)"><span class="badge status-\1">[^<]+</span><b>(\d+)</b></li>', totals)
+    # the five outcomes of the loop always (zeros too), then any other status a host has
+    assert shown[:5] == [("enabled", "1"), ("reverted", "1"), ("refused", "2"), ("skipped", "0"), ("failed", "1")]
+    assert ("unreachable", "1") in shown and ("disabled", "0") not in shown
+    assert page.index('id="totals"') < page.index('<svg id="change-chart"') < page.index('<table id="fleet"')
+
+
+def test_each_line_shows_the_change_with_its_interval_method_and_k_and_the_reason_one_click_away():
+    page = fr.report_html(fixture_rows(), generated="now")
+    thor = re.search(r'<tr class="host-row" data-host="thor-devkit"[^>]*>(.*?</details></td>)</tr>', page, re.S).group(1)
+    head, why = thor.split('<td class="why">')
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", head, re.S) + [why[:-len("</td>")]]
+    assert len(cells) == 6 and why.endswith("</details></td>")
+    assert '<span class="badge status-enabled">enabled</span>' in cells[1]
+    assert cells[2] == '<span class="up">+41 %</span><small>95 % CI +33 % to +49 %</small>'
+    assert cells[3] == '<span class="up">+2 %</span><small>95 % CI -3 % to +7 %</small>'
+    assert cells[4] == "eagle3, K=5"
+    details = re.search(r"<details><summary>(.*?)</summary><div>(.*?)</div></details>", cells[5], re.S)
+    assert details.group(1) == "c=1 +41 % (95 % CI +33 % to +49 %), c=8 +2 % (95 % CI -3 % to +7 %): accept, kept"
+    assert "Accepted." in details.group(2) and "<th>tok/s</th>" in details.group(2)
+    assert "21.1 -&gt; 29.8" in details.group(2)  # the numbers behind the change, in the details
+    # a record without intervals (an earlier release's) shows the point and says so; no measurement shows a dash
+    nano = re.search(r'<tr class="host-row" data-host="orin-nano-super"[^>]*>(.*?</details></td>)</tr>', page,
+                     re.S).group(1)
+    assert re.findall(r"<td[^>]*>(.*?)</td>", nano, re.S)[2] == '<span class="muted">-</span>'
     rows = fixture_rows()
-    lines = fr.table(rows)
-    assert "TTFT p50 c=1" in lines[0] and "80.0 -> 80.0" in lines[1], lines[:2]
-    page = fr.report_html(rows, generated="2026-11-30T18:00:00Z")
-    headers = re.findall(r"<th>([^<]*)</th>", page)
-    assert headers.index("TTFT p50 c=1 before (ms)") == headers.index("TPOT p50 c=1 after (ms)") + 1
-    assert "TTFT p50 c=8 after (ms)" in headers
-    for body in re.findall(r'<tr class="host-row[^"]*"[^>]*>(.*?)</tr>', page, re.S):
-        assert len(re.findall(r"<td[ >]", body)) == len(headers), body[:200]
-    thor = re.search(r'<tr class="host-row[^"]*" data-host="thor-devkit"[^>]*>(.*?)</tr>', page, re.S).group(1)
-    cells = re.findall(r"<td[^>]*>(.*?)</td>", thor, re.S)
-    assert cells[headers.index("TTFT p50 c=8 after (ms)")] == "400.0", cells
+    rows[0]["interval_c1"] = None
+    assert "<small>no interval</small>" in fr.report_html(rows)
+
+
+def test_the_chart_draws_relative_change_from_zero_with_the_keep_bar_and_intervals():
+    page = fr.report_html(fixture_rows(), generated="now")
+    svg = re.search(r'<svg id="change-chart".*?</svg>', page, re.S).group(0)
+    scale = float(re.search(r'data-scale="([0-9.]+)"', svg).group(1))
+    zero = float(re.search(r'<line class="zero" x1="([0-9.]+)"', svg).group(1))
+    keep = float(re.search(r'<line class="threshold" x1="([0-9.]+)"', svg).group(1))
+    assert keep - zero == pytest.approx(0.30 * scale, abs=0.1)
+    bars = re.findall(r'data-change="(-?[0-9.]+)" x="([0-9.]+)" y="[0-9]+" width="([0-9.]+)"', svg)
+    assert len(bars) == 4
+    for change, x, width in bars:
+        change, x, width = float(change), float(x), float(width)
+        assert width == pytest.approx(abs(change) * scale, abs=0.1)       # proportional to the change
+        assert (x == pytest.approx(zero, abs=0.1)) if change >= 0 else (x + width == pytest.approx(zero, abs=0.1))
+    assert svg.count('<line class="ci"') == 4                          # the two hosts with recorded intervals
 
 
 def test_report_returns_the_json_twin():
@@ -241,8 +278,8 @@ def test_a_host_that_serves_anyone_is_named_in_the_summary_the_html_and_the_coun
     report = fr.report(fr.rows_from_hosts(list(hosts), hosts))
     assert report["counts"]["exposed"] == ["thor-devkit"]
     assert "Exposed (vLLM listens beyond the host without an API key): thor-devkit" in report["table"]
-    assert '<p id="exposed" class="exposed"><strong>Exposed:</strong>' in report["html"]
-    assert '<strong class="exposed">Exposed: vLLM listens on every address' in report["html"]
+    assert '<p class="note exposed" id="exposed"><strong>Exposed:</strong>' in report["html"]
+    assert '<p class="exposed"><strong>Exposed:</strong> vLLM listens on every address' in report["html"]
     rows = {row["host"]: row for row in report["rows"]}
     assert rows["agx-orin-64"]["exposure_warning"] is None and rows["orin-nano-super"]["exposure_warning"] is None
     quiet = fr.report(fixture_rows())
