@@ -46,6 +46,7 @@ fails a restore that serves at a fraction of the baseline's speed.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import tempfile
@@ -80,7 +81,9 @@ CANDIDATE = "jetson-llm-speculative-2-candidate.yaml"
 BOOT_GUARD = f"/etc/systemd/system/jetson-spec-boot-guard-{SERVICE}.service"
 SPEC_VARS = {"test_run_serve": False, "jetson_spec_method": "draft_model", "jetson_spec_num_speculative_tokens": 4,
              "jetson_spec_tune_max_steps": 0, "jetson_spec_guard_timeout": 900, "jetson_spec_benchmark": WORKLOAD,
-             "jetson_spec_revert_min_ratio": REVERT_MIN_RATIO}
+             "jetson_spec_revert_min_ratio": REVERT_MIN_RATIO,
+             # long steps polled every 5 s, so even these short ones show they are alive (asserted once)
+             "jetson_spec_progress_interval": 5}
 
 
 def assert_no_secret(text, where):
@@ -291,6 +294,11 @@ def test_a_kept_change_is_an_override_file_that_every_rerun_keeps(bed):
     timer = bed.guarded.nsenter(["systemctl", "is-active", f"jetson-spec-guard-{SERVICE}.timer"], check=False)
     assert timer.stdout.strip() != "active"
     assert fact["service_sha256"] is not None
+    # The long steps said what they do and showed they were alive while they ran (in the background, polled).
+    assert "compose-guarded: benchmarking the baseline service, 8 requests (+2 warm-up) at concurrency 1 and 8" in out
+    assert re.search(r"ASYNC POLL on compose-guarded: jid=\S+ started=(1|True) finished=(0|False)", out), out[-3000:]
+    assert re.search(r'"msg": "compose-guarded: ENABLED \[c=1 \+\d+ % \([^]]*\): accept, kept\] - ', out), \
+        "the outcome line does not say how sure the verdict is"
     # serve again (its compose call names the kept override): nothing changes, the same container runs.
     container = bed.container()
     out = bed.play("compose-local", extra={"test_run_speculative": False})

@@ -248,6 +248,42 @@ def test_facts_playbook_prints_one_line_per_host(tmp_path):
     assert "not a Jetson" in table["f-x86"]
 
 
+def test_a_long_benchmark_shows_it_is_alive_in_an_awx_job(tmp_path, monkeypatch):
+    """A benchmark that takes a while runs in the background and is polled (jetson_spec_progress_interval): the job's
+    output (ansible-runner, AWX's job runner) shows it is alive while it runs, and the result is the same."""
+    sys.path.insert(0, str(TOP / "tests" / "utils"))
+    from fake_vllm import FakeVLLM  # pylint: disable=import-outside-toplevel
+
+    workload = {"concurrency": [1], "num_prompts": 3, "warmup_prompts": 1, "input_len": 32, "output_len": 8}
+    private = tmp_path / "runner"
+    (private / "project").mkdir(parents=True)
+    env = _ansible_env()
+    monkeypatch.setenv("PATH", env["PATH"])
+    # 8 tokens 0.4 s apart: about 3 s a request, 4 requests one at a time
+    with FakeVLLM(model="fake-model", ttft=0.05, itl=0.4) as server:
+        host = {"vllm_host": "127.0.0.1", "vllm_port": server.port, "vllm_model": "fake-model",
+                "jetson_spec_benchmark": workload}
+        inventory = _local_inventory(tmp_path / "inv.json", {"slow-one": host})
+        result = ansible_runner.run(
+            private_data_dir=str(private), playbook="jetson_llm.vllm.benchmark", inventory=str(inventory),
+            ident="bench-1", quiet=True,
+            extravars={"jetson_spec_hosts": "all", "jetson_spec_report_dir": str(tmp_path / "reports"),
+                       "jetson_spec_progress_interval": 2},
+            envvars={key: env[key] for key in ("ANSIBLE_COLLECTIONS_PATH", "ANSIBLE_PYTHON_INTERPRETER", "PATH",
+                                               "ANSIBLE_NOCOLOR", "ANSIBLE_HOST_KEY_CHECKING")})
+    artifacts = private / "artifacts" / "bench-1"
+    stdout = (artifacts / "stdout").read_text(errors="replace")
+    (OUT / "runner-benchmark-progress.log").write_text(stdout)
+    assert result.status == "successful", stdout[-4000:]
+    polls = [event for event in _events(artifacts) if event["event"] == "runner_on_async_poll"]
+    assert len(polls) >= 2, f"no sign of life while the benchmark ran:\n{stdout[-3000:]}"
+    assert all(event["event_data"]["host"] == "slow-one" and event["event_data"]["task_action"] == "async_status"
+               for event in polls), polls[0]["event_data"]
+    assert re.search(r"ASYNC POLL on slow-one: jid=\S+ started=(1|True) finished=(0|False)", stdout), stdout[-2000:]
+    saved = json.loads((tmp_path / "reports" / "benchmarks" / "slow-one.json").read_text())
+    assert saved["runs"][0]["completed"] == 3 and saved["runs"][0]["failed"] == 0
+
+
 def test_benchmark_playbook_writes_json_per_host(tmp_path):
     sys.path.insert(0, str(TOP / "tests" / "utils"))
     from fake_vllm import FakeVLLM  # pylint: disable=import-outside-toplevel
