@@ -226,8 +226,19 @@ def demo_down(inventory: Path):
         (FLEET_DIR / f"{name}.pid").unlink(missing_ok=True)
 
 
-def _down_by_name(name):
-    """Stop the nspawn process whose command line names --machine=<name>, then remove its root."""
+def demo_reboot(inventory: Path, name: str):
+    """Power one demo host off (its systemd shuts down in order) and boot it again from the same root: /run starts
+    empty, as after a reboot. Writes its new PID 1 to FLEET_DIR/<name>.pid."""
+    host = demo_hosts(inventory)[name]
+    _stop_by_name(name)
+    host.boot()
+    (FLEET_DIR / f"{host.name}.pid").write_text(f"{host.init_pid}\n")
+    print(f"  {host.name}: rebooted, PID 1 {host.init_pid}")
+    return host
+
+
+def _stop_by_name(name, timeout=180):
+    """Stop the nspawn process whose command line names --machine=<name> (SIGTERM: the host shuts down in order)."""
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
@@ -237,11 +248,16 @@ def _down_by_name(name):
             continue
         if cmdline and cmdline[0].endswith(b"systemd-nspawn") and f"--machine={name}".encode() in cmdline:
             os.kill(int(proc.name), signal.SIGTERM)
-            deadline = time.monotonic() + 20
+            deadline = time.monotonic() + timeout
             while Path(f"/proc/{proc.name}").exists() and time.monotonic() < deadline:
                 time.sleep(0.2)
             if Path(f"/proc/{proc.name}").exists():
                 os.kill(int(proc.name), signal.SIGKILL)
+
+
+def _down_by_name(name):
+    """Stop the nspawn process whose command line names --machine=<name>, then remove its root."""
+    _stop_by_name(name, timeout=20)
     shutil.rmtree(FLEET_DIR / name, ignore_errors=True)
 
 
@@ -256,6 +272,9 @@ def main(argv=None):
     down.add_argument("name")
     for cmd in ("demo-up", "demo-down"):
         sub.add_parser(cmd, help=f"{cmd.split('-')[1]} every host of a demo inventory").add_argument("inventory", type=Path)
+    reboot = sub.add_parser("demo-reboot", help="reboot one host of a demo inventory (make demo KEEP=1)")
+    reboot.add_argument("inventory", type=Path)
+    reboot.add_argument("name")
     args = parser.parse_args(argv)
     if args.cmd == "build":
         print(build_root())
@@ -268,6 +287,8 @@ def main(argv=None):
         demo_up(args.inventory)
     elif args.cmd == "demo-down":
         demo_down(args.inventory)
+    elif args.cmd == "demo-reboot":
+        demo_reboot(args.inventory, args.name)
     return 0
 
 
