@@ -341,7 +341,7 @@ def chart_svg(rows):
     group_h = 58
     height = top + group_h * max(len(measured), 1) + 30
     full_w = left + plot_w + right
-    zero, bar = x_of(0.0), x_of(KEEP_BAR)
+    zero, keep_x = x_of(0.0), x_of(KEEP_BAR)
     parts = ['<svg id="change-chart" role="img" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
              'viewBox="0 0 %d %d" aria-labelledby="chart-title" data-scale="%.6f">' % (full_w, height, full_w, height, scale),
              '<title id="chart-title">Throughput change against each host\'s own baseline, at concurrency 1 and 8</title>',
@@ -352,10 +352,10 @@ def chart_svg(rows):
              '<text class="muted" x="%d" y="16">whiskers: 95 %% interval</text>' % (left + 160)]
     axis_bottom = top + group_h * max(len(measured), 1)
     parts.append('<line class="zero" x1="%.1f" y1="%d" x2="%.1f" y2="%d"/>' % (zero, top, zero, axis_bottom))
-    parts.append('<line class="threshold" x1="%.1f" y1="%d" x2="%.1f" y2="%d"/>' % (bar, top, bar, axis_bottom))
+    parts.append('<line class="threshold" x1="%.1f" y1="%d" x2="%.1f" y2="%d"/>' % (keep_x, top, keep_x, axis_bottom))
     parts.append('<text class="muted" x="%.1f" y="%d" text-anchor="middle">0 %%</text>' % (zero, axis_bottom + 22))
     parts.append('<text class="muted" x="%.1f" y="%d" text-anchor="middle">+%d %% keep bar</text>'
-                 % (bar, axis_bottom + 22, int(round(KEEP_BAR * 100))))
+                 % (keep_x, axis_bottom + 22, int(round(KEEP_BAR * 100))))
     for index, item in enumerate(measured):
         y0 = top + index * group_h
         said = ' · '.join('%s %s' % (label, _percent(item['change_' + key]))
@@ -405,10 +405,11 @@ def _details(item):
     if numbers:
         inner.append('<table class="numbers"><tr><th></th><th>tok/s</th><th>TPOT p50 (ms)</th><th>TTFT p50 (ms)</th>'
                      '</tr>%s</table>' % ''.join(numbers))
-    facts = [('vLLM', item['vllm_version']), ('GPU util', _pair(item['gpu_memory_utilization_before'],
-                                                               item['gpu_memory_utilization_after'], '%.2f')
-                                              if item['gpu_memory_utilization_before'] is not None else None),
-             ('acceptance', _fmt(item['acceptance_rate'], '%.2f') if item['acceptance_rate'] is not None else None),
+    utilisation = None
+    if item['gpu_memory_utilization_before'] is not None:
+        utilisation = _pair(item['gpu_memory_utilization_before'], item['gpu_memory_utilization_after'], '%.2f')
+    acceptance = _fmt(item['acceptance_rate'], '%.2f') if item['acceptance_rate'] is not None else None
+    facts = [('vLLM', item['vllm_version']), ('GPU util', utilisation), ('acceptance', acceptance),
              ('finished', item.get('finished'))]
     shown = ', '.join('%s %s' % (name, value) for name, value in facts if value)
     if shown:

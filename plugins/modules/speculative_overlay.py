@@ -31,8 +31,9 @@ description:
     C(jetson-llm-speculative-2-candidate.yaml) until kept, then C(jetson-llm-speculative-1-kept.yaml). It sets only
     the service's C(command:): the command of the project's own compose files (read with C(docker compose config
     --no-interpolate), or as the files say when Compose is not available), as written, plus the same two flags
-    (C($) written C($$)); Compose replaces C(command:) when a later C(-f) file sets it. The project's files are the ones
-    the running container was created from (its Compose labels), else the compose file and its override file.
+    (C($) written C($$)); Compose replaces C(command:) when a later C(-f) file sets it. The project's files are the
+    compose file and its override file, or the C(-f) files the running container was created from (its Compose
+    labels) when the project runs with others.
     Compose reads the override only when it is named, so RV(compose_files) gives the C(-f) list to run the service
     with (the project's files, then the kept override, then the candidate)."
   - The module does not reload systemd or restart the service; the caller does (C(daemon_reload) is returned).
@@ -164,11 +165,11 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay as overlay
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay_compose as overlay_compose
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay_compose
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import info as service_info
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import files as files
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import systemd as systemd
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import files
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import systemd
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._files import write_atomic
 
 ROOT = '/'

@@ -354,9 +354,9 @@ from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.info impo
     Runner, ServiceInfoError, compose_config_runner, gather)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.files import read_regular
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.serve_args import analyse_command
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay as overlay
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay_compose as overlay_compose
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import systemd as systemd
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay_compose
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import systemd
 
 LIVE_ROOT = '/'
 

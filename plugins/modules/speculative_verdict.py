@@ -279,6 +279,7 @@ keep:
       is V(undetermined).
   returned: always
   type: bool
+  sample: true
 summary:
   description:
     - How sure the verdict is, in one line a person can read - the throughput change at concurrency 1 and 8 with its 95 %
@@ -286,7 +287,6 @@ summary:
   returned: always
   type: str
   sample: "c=1 +41 % (95 % CI +33 % to +49 %), c=8 -1 % (95 % CI -4 % to +2 %): accept, kept"
-  sample: true
 reasons:
   description: Plain sentences with the measured changes and the rule that decided.
   returned: always

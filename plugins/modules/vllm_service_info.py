@@ -193,9 +193,10 @@ service:
     compose:
       description:
         - The compose project's files (O(manager=compose) only).
-        - The project's own files are the ones the running container was created from (its Compose labels) when they
-          still exist, else the ones C(docker compose) reads without C(-f) (the compose file, then its override file).
-          The speculative change of M(jetson_llm.vllm.speculative_decoding) is an override file of its own, listed
+        - "The project's own files are the ones C(docker compose) reads without C(-f) (the compose file, then its
+          override file), unless the running container was created with other C(-f) files (its Compose labels name a
+          file not among them): then those, when they still exist."
+        - The speculative change of M(jetson_llm.vllm.speculative_decoding) is an override file of its own, listed
           after them when it exists.
       type: dict
       returned: when the manager is compose

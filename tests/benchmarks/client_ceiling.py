@@ -32,7 +32,7 @@ TOP = Path(__file__).resolve().parents[2]
 subprocess.run([str(TOP / "tests" / "utils" / "collection.sh"), "link"], check=True, stdout=subprocess.DEVNULL)
 sys.path.insert(0, str(TOP / ".build" / "collections"))
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._server import runner as runner  # noqa: E402
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server import runner  # noqa: E402
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.http import Endpoint  # noqa: E402
 
 

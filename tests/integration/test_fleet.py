@@ -453,7 +453,7 @@ def test_fleet_report_renders_in_headless_chromium(tmp_path, scheme, width, row_
     assert details["open"] > details["closed"] + 20 and details["text"] > 20, f"the reason does not expand: {details}"
     bars = layout["bars"]
     assert len(bars) == 4, bars
-    ratios = [bar["width"] / abs(bar["change"]) for bar in bars if abs(bar["change"]) >= 0.05]
+    ratios = [item["width"] / abs(item["change"]) for item in bars if abs(item["change"]) >= 0.05]
     assert ratios and max(ratios) - min(ratios) <= 0.02 * max(ratios) + 1.0, \
         f"the bars are not proportional to the relative change: {bars}"
 
@@ -474,8 +474,8 @@ def test_fleet_report_renders_in_headless_chromium(tmp_path, scheme, width, row_
     assert (got_w, got_h) == (width, height)
     assert len(colours) >= 6, f"the screenshot looks blank: {len(colours)} colours"
     # the concurrency-1 bars' colour is on the page (light: #0969da, dark: #4493f8)
-    bar = bytes.fromhex("0969da" if scheme == "light" else "4493f8")
-    assert bar in colours or any(sum(abs(a - b) for a, b in zip(c, bar)) < 24 for c in colours), \
+    c1_colour = bytes.fromhex("0969da" if scheme == "light" else "4493f8")
+    assert c1_colour in colours or any(sum(abs(a - b) for a, b in zip(c, c1_colour)) < 24 for c in colours), \
         f"no concurrency-1 bar colour in the {scheme} screenshot"
 
 

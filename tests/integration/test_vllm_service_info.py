@@ -107,4 +107,5 @@ def test_ansible_doc_renders(ansible_env):
     assert doc["doc"]["attributes"]["check_mode"]["support"] == "full"
     returned = doc["return"]["service"]["contains"]
     assert sorted(returned) == sorted(["name", "manager", "exists", "file", "env_files", "runtime", "image", "state",
-                                       "configured", "running", "serve", "drift", "drift_reasons"])
+                                       "configured", "running", "serve", "drift", "drift_reasons", "compose"])
+    assert sorted(returned["compose"]["contains"]) == ["base_files", "files", "overlay", "project", "project_dir"]

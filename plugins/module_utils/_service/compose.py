@@ -19,7 +19,7 @@ import os
 import re
 import shlex
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import files as files
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import files
 
 try:
     import yaml

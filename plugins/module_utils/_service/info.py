@@ -18,11 +18,11 @@ __metaclass__ = type
 import json
 import os
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay_compose as overlay_compose
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import serve_args as serve_args
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import compose as compose
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import files as files
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import systemd as systemd
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay_compose
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import serve_args
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import compose
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import files
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import systemd
 
 MANAGERS = ('systemd', 'compose', 'auto')
 LIVE_ROOT = '/'
@@ -318,15 +318,19 @@ def _read_compose(root, project_src, paths, runner, problems):
 
 
 def compose_project_files(root, project_src, container=None):
-    """The project's own compose files, as the running container was created from them (its Compose labels, this
-    collection's override files left out) when they still exist, else as ``docker compose`` finds them without
-    ``-f``; and a warning when the two differ (None when they agree)."""
+    """The project's own compose files; and a warning, or None.
+
+    What ``docker compose`` finds without ``-f`` (the compose file, then its override file), unless the running
+    container was created from other files (its Compose labels name a file that is not among them: the project is run
+    with ``-f``): then those, when they still exist. An override file added since the container was created is part of
+    the project (Compose reads it on the next ``up``). This collection's override files are never among them.
+    """
     found = compose.default_files(root, project_src)
     labelled = compose.label_files(container, project_src)
     if labelled is None:
         return found, None
     labelled = [path for path in labelled if not overlay_compose.is_overlay(path)]
-    if labelled == found:
+    if set(labelled) <= set(found):
         return found, None
     exist = all(files.read_regular(root, path).data is not None for path in labelled)
     if labelled and exist:

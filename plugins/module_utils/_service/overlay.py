@@ -27,8 +27,8 @@ import hashlib
 import json
 import re
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import files as files
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import systemd as systemd
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import files
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import systemd
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.serve_args import analyse_command, mask_argv
 
 COMMITTED_NAME = 'zz-jetson-llm-speculative-1-kept.conf'

@@ -25,8 +25,8 @@ __metaclass__ = type
 import json
 import os
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import compose as compose
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import files as files
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import compose
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import files
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.overlay import OverlayError, flags, has_secret
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.serve_args import analyse_command, mask_argv
 

@@ -26,7 +26,7 @@ __metaclass__ = type
 import os
 import re
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import files as files
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import files
 
 UNIT_DIRS = ('/etc/systemd/system', '/run/systemd/system', '/usr/local/lib/systemd/system',
              '/lib/systemd/system', '/usr/lib/systemd/system')

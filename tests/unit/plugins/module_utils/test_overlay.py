@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay as overlay
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import systemd as sd
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.serve_args import analyse_command
 

@@ -13,7 +13,7 @@ import yaml
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay_compose as oc
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import info as svc
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import compose as compose
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import compose
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.overlay import OverlayError
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.serve_args import analyse_command
 
@@ -228,3 +228,8 @@ def test_the_project_files_are_the_labelled_ones_without_the_overlay(tmp_path):
     files, problem = svc.compose_project_files(root, P, {'Config': {'Labels': labels}})
     assert files == [P + '/compose.yaml'] and 'do not all exist any more' in problem
     assert svc.compose_project_files(root, P, None) == ([P + '/compose.yaml'], None)
+    # run with the defaults, then an override file added: Compose reads it on the next up, so it is part of the project
+    (tmp_path / P.lstrip('/') / 'compose.override.yaml').write_text('services: {}\n')
+    plain = {compose.CONFIG_FILES_LABEL: P + '/compose.yaml', compose.WORKING_DIR_LABEL: P}
+    assert svc.compose_project_files(root, P, {'Config': {'Labels': plain}}) == \
+        ([P + '/compose.yaml', P + '/compose.override.yaml'], None)

@@ -13,7 +13,7 @@ import shutil
 import pytest
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import info as svc
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import compose as compose
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import compose
 
 FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'fixtures', 'services')
 ROOTS = os.path.join(FIXTURES, 'roots')

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import compose as compose
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import compose
 
 FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'fixtures', 'services')
 ROOTS = os.path.join(FIXTURES, 'roots')

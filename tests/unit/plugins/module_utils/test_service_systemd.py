@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import files as files
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import files
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import systemd as sd
 
 FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'fixtures', 'services')
