@@ -353,9 +353,10 @@ def chart_svg(rows):
     axis_bottom = top + group_h * max(len(measured), 1)
     parts.append('<line class="zero" x1="%.1f" y1="%d" x2="%.1f" y2="%d"/>' % (zero, top, zero, axis_bottom))
     parts.append('<line class="threshold" x1="%.1f" y1="%d" x2="%.1f" y2="%d"/>' % (keep_x, top, keep_x, axis_bottom))
-    parts.append('<text class="muted" x="%.1f" y="%d" text-anchor="middle">0 %%</text>' % (zero, axis_bottom + 22))
-    parts.append('<text class="muted" x="%.1f" y="%d" text-anchor="middle">+%d %% keep bar</text>'
-                 % (keep_x, axis_bottom + 22, int(round(KEEP_BAR * 100))))
+    # the zero label left of its line, the keep bar's right of its own: they never overlap, however close
+    parts.append('<text class="muted" x="%.1f" y="%d" text-anchor="end">0 %%</text>' % (zero - 3, axis_bottom + 22))
+    parts.append('<text class="muted" x="%.1f" y="%d" text-anchor="start">+%d %% keep bar</text>'
+                 % (keep_x + 3, axis_bottom + 22, int(round(KEEP_BAR * 100))))
     for index, item in enumerate(measured):
         y0 = top + index * group_h
         said = ' · '.join('%s %s' % (label, _percent(item['change_' + key]))
