@@ -108,16 +108,9 @@ def merge_compose(base, override):
 def load_compose_files(reads, run_compose_config=None):
     """Parse and merge the compose files of one project (``reads``: FileRead objects, in ``-f`` order); return
     (data, loader, problems). ``run_compose_config`` as in ``load_compose_text`` (for all the files at once)."""
-    problems = []
-    if run_compose_config is not None:
-        output, error = run_compose_config()
-        if output is not None:
-            try:
-                return json.loads(output), 'docker compose config', problems
-            except ValueError:
-                problems.append('docker compose config did not print JSON')
-        elif error:
-            problems.append(error)
+    data, problems = _compose_config(run_compose_config)
+    if data is not None:
+        return data, 'docker compose config', problems
     data = None
     loader = None
     for read in reads:
@@ -144,22 +137,29 @@ def project_name(project_src, data=None):
     return re.sub(r'[^a-z0-9_-]', '', base) or 'default'
 
 
+def _compose_config(run_compose_config, what=''):
+    """(data, problems) from ``run_compose_config`` (None, or a callable giving (JSON text, None) or (None, error));
+    data is None when it is not given, failed or printed no JSON."""
+    if run_compose_config is None:
+        return None, []
+    output, error = run_compose_config()
+    if output is None:
+        return None, [error] if error else []
+    try:
+        return json.loads(output), []
+    except ValueError:
+        return None, ['docker compose config %sdid not print JSON' % what]
+
+
 def load_compose_text(text, path, run_compose_config=None):
     """Parse a compose file; return (data, loader, problems).
 
     ``run_compose_config``: a callable returning the JSON text of ``docker compose config`` for
     the file, or None when Compose is not available (then PyYAML, then JSON).
     """
-    problems = []
-    if run_compose_config is not None:
-        output, error = run_compose_config()
-        if output is not None:
-            try:
-                return json.loads(output), 'docker compose config', problems
-            except ValueError:
-                problems.append('docker compose config for %s did not print JSON' % path)
-        elif error:
-            problems.append(error)
+    data, problems = _compose_config(run_compose_config, 'for %s ' % path)
+    if data is not None:
+        return data, 'docker compose config', problems
     if yaml is not None:
         try:
             return yaml.safe_load(text), 'yaml', problems

@@ -108,6 +108,15 @@ def has_secret(words):
     return False
 
 
+def vllm_reads(argv, speculative_config, gpu_memory_utilization, **analyse):
+    """Whether vLLM's argument parser (our model of it) reads exactly these two values from ``argv``: the check that
+    flags appended to a command line reach vLLM (not a shell or a script in front of it)."""
+    info, _problems = analyse_command(argv, **analyse)
+    serve = info.get('serve') or {}
+    return serve.get('speculative_config') == speculative_config and serve.get('gpu_memory_utilization') is not None \
+        and round(float(serve['gpu_memory_utilization']), 4) == round(float(gpu_memory_utilization), 4)
+
+
 def render(unit, parsed, speculative_config, gpu_memory_utilization, hostname=None, machine_id=None):
     """The overlay's text for the baseline ``parsed`` (read_baseline). Raises OverlayError.
 
@@ -132,11 +141,7 @@ def render(unit, parsed, speculative_config, gpu_memory_utilization, hostname=No
     if argv != list(parsed['argv']) + added:
         raise OverlayError('appending the two flags to the ExecStart= of %s does not give its command line plus '
                            'the two flags (a trailing backslash or an open quote?): not changed' % unit)
-    info, _problems = analyse_command(argv, env=parsed.get('env') or {})
-    serve = info.get('serve') or {}
-    wanted_gmu = round(float(gpu_memory_utilization), 4)
-    if serve.get('speculative_config') != speculative_config or serve.get('gpu_memory_utilization') is None \
-            or round(float(serve['gpu_memory_utilization']), 4) != wanted_gmu:
+    if not vllm_reads(argv, speculative_config, gpu_memory_utilization, env=parsed.get('env') or {}):
         raise OverlayError(
             'the ExecStart= of %s does not end with the vLLM server\'s own arguments (%s), so flags appended to it '
             'would not reach vLLM: the speculative overlay cannot be built. Run vllm serve (or docker run IMAGE '

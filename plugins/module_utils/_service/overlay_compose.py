@@ -27,7 +27,8 @@ import os
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import compose
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import files
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.overlay import OverlayError, flags, has_secret
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.overlay import (
+    OverlayError, flags, has_secret, vllm_reads)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.serve_args import analyse_command, mask_argv
 
 COMMITTED_NAME = 'jetson-llm-speculative-1-kept.yaml'
@@ -150,11 +151,8 @@ def render(name, baseline, speculative_config, gpu_memory_utilization):
     if argv != list(baseline['argv']) + added:
         raise OverlayError('appending the two flags to the command of compose service %s does not give its command '
                            'line plus the two flags: not changed' % name)
-    info, _problems = analyse_command(argv, image_entrypoint_args=image_args, env=baseline.get('env') or {})
-    serve = info.get('serve') or {}
-    wanted_gmu = round(float(gpu_memory_utilization), 4)
-    if serve.get('speculative_config') != speculative_config or serve.get('gpu_memory_utilization') is None \
-            or round(float(serve['gpu_memory_utilization']), 4) != wanted_gmu:
+    if not vllm_reads(argv, speculative_config, gpu_memory_utilization, image_entrypoint_args=image_args,
+                      env=baseline.get('env') or {}):
         raise OverlayError(
             'the command of compose service %s does not end with the vLLM server\'s own arguments (%s), so flags '
             'appended to it would not reach vLLM: the speculative override cannot be built. Run vllm serve (or the '
