@@ -190,6 +190,13 @@ options:
       phase_shift:
         description: jetson_spec_phase_shift.
         type: dict
+        suboptions:
+          c1:
+            description: The shift at concurrency 1 (a fraction).
+            type: float
+          c8:
+            description: The shift at concurrency 8 (a fraction).
+            type: float
       decide_undetermined:
         description: jetson_spec_decide_undetermined.
         type: str
@@ -426,7 +433,8 @@ def main():
                 c8_tolerance=dict(type='float'), c8_margin=dict(type='float'), max_ttft_increase=dict(type='float'),
                 keep_marginal=dict(type='bool'),
                 regression_rule=dict(type='str'),
-                phase_shift=dict(type='dict'), decide_undetermined=dict(type='str'), measurement=dict(type='str'))),
+                phase_shift=dict(type='dict', options=dict(c1=dict(type='float'), c8=dict(type='float'))),
+                decide_undetermined=dict(type='str'), measurement=dict(type='str'))),
         ),
         required_if=[('manager', 'compose', ['project_src'])],
         supports_check_mode=True,

@@ -16,6 +16,7 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import json
+import math
 
 SCHEMA_VERSION = 2
 # What a record may say. ``pending``: a change is in flight (written before the restart, replaced by the
@@ -26,8 +27,64 @@ SETTLED = ('enabled', 'reverted', 'refused', 'skipped', 'disabled')
 MAX_RECORD_BYTES = 1048576
 
 
+# The record's numbers, by path: written as numbers (or null) whatever the caller's templating made of them.
+# ansible-core 2.18 (Jinja2 not native) renders a lone "{{ number }}" as a string and "{{ none }}" as "";
+# a record read back must not depend on the ansible-core that wrote it.
+NUMBERS = (
+    (('baseline_gpu_memory_utilization',), float),
+    (('candidate_gpu_memory_utilization',), float),
+    (('num_speculative_tokens',), int),
+    (('baseline_age_s',), float),
+    (('revert_check', 'baseline_throughput_tok_s'), float),
+    (('revert_check', 'restored_throughput_tok_s'), float),
+    (('revert_check', 'ratio'), float),
+    (('batch_aware', 'max_batch'), int),
+    (('tuning', 'from_k'), int),
+)
+
+
 class RecordError(ValueError):
     """A record that cannot be written as given."""
+
+
+def _number(path, value, kind):
+    """A number of the record as ``kind`` (a numeric string too), None for null or ""; anything else is an error."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return None
+        try:
+            value = int(text) if kind is int else float(text)
+        except ValueError:
+            _bad(path, value, kind)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or math.isinf(value):
+        _bad(path, value, kind)
+    if kind is int and isinstance(value, float) and not value.is_integer():
+        _bad(path, value, kind)
+    return kind(value)
+
+
+def _bad(path, value, kind):
+    raise RecordError('the record field %s is %r, not %s or null'
+                      % ('.'.join(path), value, 'a number' if kind is float else 'an integer'))
+
+
+def _normalise_numbers(record):
+    result = dict(record)
+    for path, kind in NUMBERS:
+        parent = result
+        for key in path[:-1]:
+            child = parent.get(key)
+            if not isinstance(child, dict):
+                parent = None
+                break
+            parent[key] = child = dict(child)
+            parent = child
+        if parent is not None and path[-1] in parent:
+            parent[path[-1]] = _number(path, parent[path[-1]], kind)
+    return result
 
 
 def migrate(record):
@@ -78,7 +135,7 @@ def validate(record):
     reasons = record.get('reasons', [])
     if not isinstance(reasons, list) or not all(isinstance(item, str) for item in reasons):
         raise RecordError('the record reasons must be a list of strings')
-    result = dict(record)
+    result = _normalise_numbers(record)
     result['schema'] = SCHEMA_VERSION
     return result
 

@@ -63,3 +63,37 @@ def test_an_invalid_record_is_never_written(record, words):
     with pytest.raises(R.RecordError) as err:
         R.dumps(record)
     assert words in str(err.value)
+
+
+def test_numbers_are_written_as_numbers_whatever_the_templating_made_of_them():
+    """ansible-core 2.18 (Jinja2 not native) renders a lone "{{ 4 }}" as "4" and "{{ none }}" as "": the record
+    written is the same as under 2.19+, so a record does not depend on the ansible-core that wrote it."""
+    as_218 = {"status": "reverted", "reasons": [], "baseline_gpu_memory_utilization": "0.75",
+              "candidate_gpu_memory_utilization": "", "num_speculative_tokens": "4", "baseline_age_s": "12",
+              "revert_check": {"baseline_throughput_tok_s": "120.5", "restored_throughput_tok_s": "118",
+                               "ratio": "0.979", "at_baseline_speed": True},
+              "batch_aware": {"tried": True, "max_batch": "4"}, "tuning": {"from_k": "3", "tried": []}}
+    native = {"status": "reverted", "reasons": [], "baseline_gpu_memory_utilization": 0.75,
+              "candidate_gpu_memory_utilization": None, "num_speculative_tokens": 4, "baseline_age_s": 12.0,
+              "revert_check": {"baseline_throughput_tok_s": 120.5, "restored_throughput_tok_s": 118.0,
+                               "ratio": 0.979, "at_baseline_speed": True},
+              "batch_aware": {"tried": True, "max_batch": 4}, "tuning": {"from_k": 3, "tried": []}}
+    assert R.dumps(as_218) == R.dumps(native)
+    written = json.loads(R.dumps(as_218))
+    assert written["batch_aware"]["max_batch"] == 4 and isinstance(written["batch_aware"]["max_batch"], int)
+    assert written["revert_check"]["ratio"] == 0.979 and written["candidate_gpu_memory_utilization"] is None
+    assert as_218["batch_aware"]["max_batch"] == "4", "the caller's record is not changed in place"
+
+
+@pytest.mark.parametrize("field, words", [
+    ({"batch_aware": {"max_batch": "4.5"}}, "batch_aware.max_batch is '4.5', not an integer or null"),
+    ({"num_speculative_tokens": True}, "num_speculative_tokens is True, not an integer"),
+    ({"baseline_gpu_memory_utilization": "nan"}, "baseline_gpu_memory_utilization is nan, not a number"),
+    ({"baseline_gpu_memory_utilization": float("inf")}, "is inf, not a number"),
+    ({"revert_check": {"ratio": "fast"}}, "revert_check.ratio is 'fast', not a number or null"),
+    ({"tuning": {"from_k": [4]}}, "tuning.from_k is [4], not an integer"),
+])
+def test_a_number_that_is_not_one_is_a_clear_error(field, words):
+    with pytest.raises(R.RecordError) as caught:
+        R.dumps(dict({"status": "enabled", "reasons": []}, **field))
+    assert words in str(caught.value)
