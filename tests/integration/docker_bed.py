@@ -58,4 +58,5 @@ def container_vars(service, port, api_key, runtime, config_dir):
         "vllm_startup_timeout": 420,
         "vllm_config_dir": str(config_dir),
         "jetson_spec_facts_root": nspawn.IDENTITY_DIR,
+        "jetson_spec_progress_interval": 2,
     }

@@ -53,6 +53,7 @@ def nano_vars():
         "jetson_spec_draft_model": str(nspawn.TESTBED / "models" / "draft-perfect"),
         "jetson_spec_guard_timeout": 900,
         "vllm_startup_timeout": 420,
+        "jetson_spec_progress_interval": 2,
     }
 
 
@@ -110,15 +111,17 @@ def test_enable_speculation_through_ansible_runner_refuses_the_orin_nano(nano_ho
     assert (artifacts / "rc").read_text().strip() == "0"
 
     events = _events(artifacts)
-    kinds = [event["event"] for event in events]
-    assert kinds[0] == "playbook_on_start" and kinds[-1] == "playbook_on_stats"
+    # 'verbose' events are ansible-playbook's own lines outside the play (a Python warning at start-up, e.g. the
+    # cryptography DSA deprecation some ansible-core/cryptography pairs print): not the job's structure.
+    kinds = [event["event"] for event in events if event["event"] != "verbose"]
+    assert kinds[0] == "playbook_on_start" and kinds[-1] == "playbook_on_stats", kinds[:3]
     assert "runner_on_failed" not in kinds and "runner_on_unreachable" not in kinds
     # the plan refused the host: no benchmark ran, nothing was applied
     task_names = [event["event_data"].get("task", "") for event in events if event["event"] == "runner_on_ok"]
     assert any(name.startswith("A refusal ends the role") for name in task_names)
     assert not any(name.startswith("Benchmark the running service") for name in task_names)
 
-    stats = events[-1]["event_data"]
+    stats = [event for event in events if event["event"] == "playbook_on_stats"][-1]["event_data"]
     artifact_data = stats["artifact_data"]
     spec = artifact_data["jetson_spec_results"][NANO]
     assert spec["status"] == "refused"
