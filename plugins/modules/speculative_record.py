@@ -18,6 +18,11 @@ description:
   - The record is checked (a dictionary with a known C(status), C(reasons) a list of strings, no NaN or infinity),
     stamped with the current C(schema) and written atomically (a reader never sees half a record), owned by root,
     mode C(0644). It holds no secret.
+  - Its numbers (C(baseline_gpu_memory_utilization), C(candidate_gpu_memory_utilization), C(num_speculative_tokens),
+    C(baseline_age_s), C(revert_check.baseline_throughput_tok_s), C(revert_check.restored_throughput_tok_s),
+    C(revert_check.ratio), C(batch_aware.max_batch), C(tuning.from_k)) are written as numbers, also when given as
+    numeric strings (as ansible-core 2.18 templates them), and an empty string as null; any other value there fails
+    the module and nothing is written.
   - The parent directory is created (mode C(0755)) when it is missing.
 author:
   - jetson_llm.vllm maintainers (@jetson-llm)
