@@ -140,7 +140,13 @@ options:
         once the service restarts with C(--speculative-config)); then run this on the speculative service with the same
         options and O(sequential.baseline). Each level gets O(warmup_prompts) warm-up requests once; then each round sends
         O(sequential.round_prompts) requests at every level still needed, and the verdict is computed with
-        O(sequential.baseline) (95 % bootstrap intervals, the same code as M(jetson_llm.vllm.speculative_verdict))."
+        O(sequential.baseline) (bootstrap intervals, the same code as M(jetson_llm.vllm.speculative_verdict))."
+      - "Each round is a look at the intervals: each level spends the fixed protocol's 5 % error over its planned looks
+        (ceil(O(sequential.max_prompts) / round size); O'Brien-Fleming-type alpha spending, union bound), so look k is
+        decided at a confidence above 95 % (defaults: 99.9998 % at the first look at concurrency 1, 98.2 % at the
+        sixth) and the chance of a wrong decision over all the looks stays within 5 % per criterion. The result
+        records the confidence of the last looks (C(config.sequential.confidence)), at which
+        M(jetson_llm.vllm.speculative_verdict) judges it. See C(docs/decision-rules.md)."
       - "Measuring stops when no undetermined criterion can change the verdict (RV(benchmark.sequential.stopped=determined)),
         or when every level still needed has measured O(sequential.max_prompts) requests (V(budget): the verdict then rests
         on point estimates for the open criteria, and RV(benchmark.sequential.reason) and the verdict's reasons say so).
@@ -192,7 +198,7 @@ options:
       c8_tolerance:
         description: As in M(jetson_llm.vllm.speculative_verdict).
         type: float
-        default: 0.0
+        default: 0.02
       regression_rule:
         description: As in M(jetson_llm.vllm.speculative_verdict).
         type: str
@@ -434,6 +440,9 @@ benchmark:
           description:
             - With O(sequential) only. C(baseline_prompt_set_id) (the baseline's C(config.prompt_set_id)), C(max_prompts)
               and C(round_prompts). C(num_prompts) is then the most requests measured at one level.
+            - "C(looks) (planned looks per level), C(looks_made) (rounds measured per level), C(confidence) (C(c1), C(c8)
+              - the two-sided confidence of the last looks' intervals, which M(jetson_llm.vllm.speculative_verdict) uses)
+              and C(spending) (the design, in words)."
           type: dict
           returned: with O(sequential)
         temperature:
@@ -636,9 +645,16 @@ benchmark:
             - Requests sent, per phase (C(baseline), C(candidate)) and level (C(warmup), C(measured)); C(total),
               C(baseline_total), C(candidate_total) add the warm-ups and the measured requests of both phases.
           type: dict
+        looks:
+          description: The planned looks (rounds) per level (keys are the levels as strings).
+          type: dict
+        confidence:
+          description: The two-sided confidence (C(c1), C(c8)) of the last looks' intervals (alpha spending).
+          type: dict
         history:
           description:
-            - Per round, the requests measured per level, the interim verdict, the settled verdict (or null), the open criteria,
+            - Per round, the requests measured per level, the confidence of its intervals (C(c1), C(c8)), the interim
+              verdict, the settled verdict (or null), the open criteria,
               the settled decision (C(keep), C(revert) or null), the verdicts still possible and the open criteria that
               are shift-bound (C(shift_bound)).
           type: list

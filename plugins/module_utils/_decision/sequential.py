@@ -6,9 +6,15 @@
 The baseline is measured first, with a fixed number of requests, on the service without speculation; the
 service is then restarted with --speculative-config, so the baseline's samples are fixed. The candidate is
 measured in rounds: after each round (``round_prompts`` requests at every level still needed) the verdict
-(_verdict, standard library only) is computed with its 95 % bootstrap intervals, and measuring stops as soon as
+(_verdict, standard library only) is computed with its bootstrap intervals, and measuring stops as soon as
 no undetermined criterion can change the verdict, or when every level still needed has measured ``max_prompts``
 requests (the budget; the verdict then rests on point estimates for the open criteria, and the result says so).
+
+Each round is a look at the intervals, and every look is a chance of a wrong decision: the 5 % error of the fixed
+protocol's 95 % intervals is spent over the planned looks (planned_looks: the most rounds a level can take), look k
+at the confidence _spending gives it (O'Brien-Fleming-type, union bound), so the chance of any wrong decision over
+all the looks stays within 5 %. The candidate benchmark records the look it stopped at and its confidence
+(``config.sequential.look`` / ``confidence``), and speculative_verdict judges it at that confidence.
 
 Stricter than the verdict in one point: an undetermined throughput change at concurrency 8 (regression_c8) keeps
 concurrency 8 measuring while it could turn the verdict into a reject; the verdict itself counts it as no
@@ -31,6 +37,7 @@ from ansible_collections.jetson_llm.vllm.plugins.module_utils._server import ben
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.bootstrap import MIN_REQUESTS, RESAMPLES_RANGE, min_requests
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_checks import (
     SpeculativeInputError, _is_int, check_bool, check_choice, check_float, check_int, show)
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import spending
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import verdict as V
 
 #: The verdict options a sequential benchmark passes on (the thresholds of the decision it stops on).
@@ -46,6 +53,31 @@ CRITERION_LEVEL = {'throughput_gain_c1': V.LOW_CONCURRENCY, 'tpot_reduction_c1':
 #: The baseline's workload settings the candidate must repeat (the prompts are compared too, per level).
 BASELINE_FIELDS = ('input_len', 'output_len', 'dataset', 'temperature', 'ignore_eos', 'seed')
 MAX_PROMPTS_RANGE = (MIN_REQUESTS, 10000)
+
+
+def planned_looks(round_prompts, max_prompts):
+    """{level: the most rounds (looks at its intervals) the level can take to fill ``max_prompts``}.
+
+    Each level's criteria spend their error budget over that level's looks (_spending): a level measured in fewer
+    rounds (it settled, or waited while another level measured) has used fewer looks, never more.
+    """
+    return dict((level, -(-max_prompts // size)) for level, size in round_prompts.items())
+
+
+def look_confidence(look, looks):
+    """The confidence the intervals of look ``look`` of ``looks`` are computed at (_spending; at most
+    V.MAX_CONFIDENCE)."""
+    return min(V.MAX_CONFIDENCE, spending.look_confidence(look, looks))
+
+
+def confidences(looks, looks_made):
+    """The verdict's {'c1', 'c8'} confidence after ``looks_made`` {level: rounds measured} (95 % at a level that is
+    not measured)."""
+    out = {}
+    for key, level in (('c1', V.LOW_CONCURRENCY), ('c8', V.HIGH_CONCURRENCY)):
+        made = looks_made.get(level, 0)
+        out[key] = round(look_confidence(made, looks[level]), 12) if made else V.CONFIDENCE
+    return out
 
 
 def default_round(concurrency):
@@ -334,8 +366,12 @@ def run_rounds(p, seq, runner, log=None):
     """
     levels = list(p['concurrency'])
     base = seq['baseline']
+    looks = planned_looks(seq['round_prompts'], seq['max_prompts'])
+    looks_made = dict((c, 0) for c in levels)
     config = {'baseline_prompt_set_id': base['config'].get('prompt_set_id'), 'max_prompts': seq['max_prompts'],
-              'round_prompts': dict(('%d' % c, seq['round_prompts'][c]) for c in levels)}
+              'round_prompts': dict(('%d' % c, seq['round_prompts'][c]) for c in levels),
+              'looks': dict(('%d' % c, looks[c]) for c in levels), 'looks_made': None, 'confidence': None,
+              'spending': spending.METHOD}
     state = dict((c, _Level(c)) for c in levels)
     verdict_opts = dict((key, seq[key]) for key in VERDICT_KEYS)
     needed = list(levels)
@@ -360,6 +396,7 @@ def run_rounds(p, seq, runner, log=None):
             if log:
                 log('vllm_benchmark: sequential round %d, concurrency %d: %d requests' % (round_no, c, count))
             records, duration, before, after = runner.measure(c, count)
+            looks_made[c] += 1
             level.add(records, duration, before, after, max_tokens, p['input_len'])
             measured['%d' % c] = count
             run = level.run()
@@ -367,12 +404,15 @@ def run_rounds(p, seq, runner, log=None):
             if failure:
                 break
         runs = [state[c].run() for c in levels]
+        confidence = confidences(looks, looks_made)
+        config.update(looks_made=dict(('%d' % c, looks_made[c]) for c in levels), confidence=confidence)
         benchmark = runner.benchmark(runs, config)
         if failure:
             stopped = 'failed'
             break
         try:
-            result = V.verdict(base, benchmark, decide_undetermined='undetermined', **verdict_opts)
+            result = V.verdict(base, benchmark, decide_undetermined='undetermined', confidence=confidence,
+                               **verdict_opts)
         except SpeculativeInputError as exc:
             failure = ('The candidate measured so far cannot be judged against the baseline: %s' % exc)
             stopped = 'failed'
@@ -383,7 +423,8 @@ def run_rounds(p, seq, runner, log=None):
         else:
             keep, possible = decision_state(result, seq['regression_rule'], seq['keep_marginal'])
         bound = [name for name in open_names if result['criteria'][name]['shift_bound']]
-        history.append({'round': round_no, 'measured': measured, 'verdict': result['verdict'],
+        history.append({'round': round_no, 'measured': measured, 'confidence': dict(confidence),
+                        'verdict': result['verdict'],
                         'settled': settled, 'open': list(open_names), 'decision': None if keep is None else
                         ('keep' if keep else 'revert'), 'possible': possible, 'shift_bound': bound})
         if keep is not None:
@@ -413,15 +454,21 @@ def _report(p, seq, state, history, stopped, open_names, base, benchmark, failur
     requests['total'] = totals['baseline'] + totals['candidate']
     requests['baseline_total'] = totals['baseline']
     requests['candidate_total'] = totals['candidate']
+    looks = planned_looks(seq['round_prompts'], seq['max_prompts'])
+    confidence = history[-1]['confidence'] if history else confidences(looks, {})
+    made = dict((c, len(state[c].records) and -(-len(state[c].records) // seq['round_prompts'][c])) for c in levels)
+    level = ', '.join('%s at concurrency %s, look %d of %d' % (V.level_text(confidence[key]), key[1:], made[lv], looks[lv])
+                      for key, lv in (('c1', V.LOW_CONCURRENCY), ('c8', V.HIGH_CONCURRENCY)) if lv in looks)
     report = {'rounds': len(history), 'stopped': stopped, 'requests': requests, 'history': history,
-              'max_prompts': seq['max_prompts'],
+              'max_prompts': seq['max_prompts'], 'looks': dict(('%d' % c, looks[c]) for c in levels),
+              'confidence': dict(confidence),
               'round_prompts': dict(('%d' % c, seq['round_prompts'][c]) for c in levels),
               'verdict': None, 'determined': False, 'undetermined': list(open_names), 'name_undetermined': [],
               'decision_basis': None, 'reasons': []}
     if stopped == 'failed':
         report['reason'] = 'Stopped after round %d: %s' % (len(history) + 1, failure)
         return report
-    final = V.verdict(base, benchmark, decide_undetermined='point_estimate', **verdict_opts)
+    final = V.verdict(base, benchmark, decide_undetermined='point_estimate', confidence=confidence, **verdict_opts)
     report.update(verdict=final['verdict'], determined=stopped == 'determined', decision_basis=final['decision_basis'],
                   reasons=final['reasons'], keep=final['keep'])
     counts = ', '.join('%d at concurrency %s' % (entry['measured'], c) for c, entry in
@@ -429,16 +476,17 @@ def _report(p, seq, state, history, stopped, open_names, base, benchmark, failur
     if stopped == 'determined' and open_names:
         # The decision is settled, the verdict's name is not (marginal or reject, both reverted).
         report.update(undetermined=[], name_undetermined=list(open_names))
-        report['reason'] = ('Stopped after round %d: the 95 %% intervals settle the decision (%s: the verdict is %s '
-                            'or %s, and %s %s still undetermined, which can only choose between them); %d requests in '
-                            'all (candidate measured %s).'
-                            % (len(history), 'keep' if final['keep'] else 'revert',
+        report['reason'] = ('Stopped after round %d: the intervals (%s) settle the decision (%s: the '
+                            'verdict is %s or %s, and %s %s still undetermined, which can only choose between them); %d '
+                            'requests in all (candidate measured %s).'
+                            % (len(history), level, 'keep' if final['keep'] else 'revert',
                                ' or '.join(history[-1]['possible'][:-1]), history[-1]['possible'][-1],
                                ' and '.join(open_names), 'is' if len(open_names) == 1 else 'are', requests['total'],
                                counts))
     elif stopped == 'determined':
-        report['reason'] = ('Stopped after round %d: the 95 %% intervals settle the verdict (%s); %d requests in all '
-                            '(candidate measured %s).' % (len(history), final['verdict'], requests['total'], counts))
+        report['reason'] = ('Stopped after round %d: the intervals (%s) settle the verdict (%s); %d '
+                            'requests in all (candidate measured %s).'
+                            % (len(history), level, final['verdict'], requests['total'], counts))
     elif stopped == 'shift':
         shifts = seq['phase_shift']
         report['reason'] = ('Stopped after round %d: %s %s still undetermined, within the host\'s phase shift of the '
@@ -462,9 +510,10 @@ def _report(p, seq, state, history, stopped, open_names, base, benchmark, failur
         elif 'regression_c8' in open_names:
             how.append('counts no regression at concurrency 8, as its interval does not show one (regression_rule=%s)'
                        % seq['regression_rule'])
-        report['reason'] = ('Stopped after round %d: the budget of %d measured requests per level is spent and %s %s still '
-                            'undetermined; the verdict (%s) %s. %d requests in all (candidate measured %s).'
+        report['reason'] = ('Stopped after round %d: the budget of %d measured requests per level is spent and '
+                            '%s %s still undetermined at the last look (intervals: %s); the verdict (%s) %s. %d '
+                            'requests in all (candidate measured %s).'
                             % (len(history), seq['max_prompts'], ' and '.join(open_names),
-                               'is' if len(open_names) == 1 else 'are', final['verdict'],
+                               'is' if len(open_names) == 1 else 'are', level, final['verdict'],
                                '; it '.join(how), requests['total'], counts))
     return report

@@ -21,8 +21,10 @@ import pytest
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._server import benchmark as bm
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import sequential as Q
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import spending as S
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import verdict as V
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_checks import SpeculativeInputError
+from ansible_collections.jetson_llm.vllm.tests.unit.plugins.module_utils.decision_sim import request_record
 
 TOKENS = 128
 TTFT_S = 0.05
@@ -35,14 +37,7 @@ def records(count, tpot_ms, spread, rng, concurrency):
     """``count`` RequestRecords with TPOT ~ N(tpot_ms, spread x tpot_ms); and the run's duration."""
     out, clock = [], 0.0
     for _i in range(count):
-        tpot = max(0.05, rng.gauss(tpot_ms, spread * tpot_ms)) / 1000.0
-        rec = bm.RequestRecord(clock)
-        rec.ttft = TTFT_S
-        rec.itl = [tpot] * (TOKENS - 1)
-        rec.latency = TTFT_S + (TOKENS - 1) * tpot
-        rec.output_tokens = TOKENS
-        rec.prompt_tokens = 128
-        rec.success = True
+        rec = request_record(clock, max(0.05, rng.gauss(tpot_ms, spread * tpot_ms)) / 1000.0, TTFT_S, TOKENS)
         out.append(rec)
         clock += rec.latency / concurrency
     return out, sum(r.latency for r in out) / concurrency
@@ -128,14 +123,22 @@ def test_clear_accept_stops_after_the_first_round():
     assert report['requests']['candidate'] == {'1': {'warmup': 2, 'measured': 8}, '8': {'warmup': 2, 'measured': 16}}
     assert report['requests']['baseline'] == {'1': {'warmup': 2, 'measured': 24}, '8': {'warmup': 2, 'measured': 24}}
     assert report['requests']['total'] == 52 + 28 == report['requests']['baseline_total'] + report['requests']['candidate_total']
-    assert 'Stopped after round 1: the 95 % intervals settle the verdict (accept); 80 requests in all' in report['reason']
+    assert ('Stopped after round 1: the intervals (99.9998 % at concurrency 1, look 1 of 6, 99.93 % at concurrency 8, '
+            'look 1 of 3) settle the verdict (accept); 80 requests in all') in report['reason']
     # The candidate benchmark is what speculative_verdict judges: the same verdict, all rounds in its runs.
     assert [run['completed'] for run in bench['runs']] == [8, 16]
     assert bench['config']['num_prompts'] == 16
-    assert bench['config']['sequential'] == {'baseline_prompt_set_id': 'base-set', 'max_prompts': 48,
-                                             'round_prompts': {'1': 8, '8': 16}}
+    assert bench['config']['sequential'] == {
+        'baseline_prompt_set_id': 'base-set', 'max_prompts': 48, 'round_prompts': {'1': 8, '8': 16},
+        'looks': {'1': 6, '8': 3}, 'looks_made': {'1': 1, '8': 1},
+        'confidence': {'c1': pytest.approx(0.9999984, abs=1e-7), 'c8': pytest.approx(0.999313, abs=1e-6)},
+        'spending': S.METHOD}
+    assert report['confidence'] == bench['config']['sequential']['confidence'] == report['history'][0]['confidence']
+    # speculative_verdict judges the candidate at the confidence its last looks used (read from the benchmark)
     final = V.verdict(seq['baseline'], bench)
     assert final['verdict'] == 'accept' and final['determined'] is True
+    assert final['bootstrap']['confidence'] == bench['config']['sequential']['confidence']
+    assert '(99.9998 % CI' in final['summary'] and '(99.93 % CI' in final['summary']
     # spec_decode sums the counter deltas of the level's rounds
     assert bench['runs'][0]['spec_decode']['drafts'] == 8 * 30
     assert bench['runs'][0]['spec_decode']['acceptance_rate'] == pytest.approx(0.9)
@@ -224,8 +227,9 @@ def test_marginal_or_reject_stops_as_soon_as_the_decision_is_settled():
     assert report['history'][0]['settled'] is None and report['history'][0]['open'] == ['regression_c8']
     assert report['history'][0]['decision'] == 'revert' and report['history'][0]['possible'] == ['marginal', 'reject']
     assert report['reason'].startswith(
-        'Stopped after round 1: the 95 % intervals settle the decision (revert: the verdict is marginal or reject, and '
-        'regression_c8 is still undetermined, which can only choose between them); 80 requests in all')
+        'Stopped after round 1: the intervals (99.99 % at concurrency 1, look 1 of 4, 99.44 % at concurrency 8, look 1 '
+        'of 2) settle the decision (revert: the verdict is marginal or reject, and regression_c8 is still undetermined, '
+        'which can only choose between them); 80 requests in all')
     final = V.verdict(seq['baseline'], bench)
     assert final['verdict'] == 'reject' and final['keep'] is False and final['determined'] is False
     assert final['undetermined'] == ['regression_c8']
@@ -240,7 +244,8 @@ def test_with_keep_marginal_the_same_candidate_measures_on_until_the_decision_is
     assert runner.measured == [(1, 8), (8, 16), (8, 16)]
     assert report['history'][0]['decision'] is None and report['history'][0]['possible'] == ['marginal', 'reject']
     if report['stopped'] == 'budget':
-        assert report['undetermined'] == ['regression_c8'] and report['keep'] is True, report['reason']
+        # Not shown to lose less than c8_margin at the last look: not kept (non_inferiority).
+        assert report['undetermined'] == ['regression_c8'] and report['keep'] is False, report['reason']
 
 
 def test_settle_keep_maps_the_possible_verdicts_to_one_decision():
