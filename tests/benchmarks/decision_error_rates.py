@@ -1,7 +1,8 @@
 """How often the keep-or-revert decision is wrong: a Monte Carlo SIMULATOR of request streams (issue 21).
 
 A measurement, not a test (nothing here asserts a rate; docs/performance.md carries the table it prints).
-It drives the collection's real decision code - ``_decision.verdict.verdict`` for the fixed protocol and
+The simulator itself is tests/unit/plugins/module_utils/decision_sim.py (test_decision_error_rates.py asserts the
+rates on fewer pairs). It drives the collection's real decision code - ``_decision.verdict.verdict`` for the fixed protocol and
 ``_decision.sequential.run_rounds`` for the sequential one - with synthetic, seeded request streams whose noise is
 the CPU test bed's, measured with tests/benchmarks/aa_probe.py (docs/performance.md, "A/A calibration"):
 
@@ -33,11 +34,8 @@ false. The bootstrap uses ``--resamples`` (400) resamples: enough for a rate, no
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
-import math
 import multiprocessing
-import random
 import sys
 import time
 from pathlib import Path
@@ -46,141 +44,44 @@ TOP = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(TOP / ".build" / "collections"))
 
 # pylint: disable=wrong-import-position
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._server import benchmark as bm  # noqa: E402
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import sequential as Q  # noqa: E402
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import verdict as V  # noqa: E402
+from ansible_collections.jetson_llm.vllm.tests.unit.plugins.module_utils import decision_sim as SIM  # noqa: E402
 
-TOKENS = 128
-TTFT_S = 0.05
-BASE_TPOT_MS = {1: 27.0, 8: 40.0}
-REQUEST_CV = 0.09
-WAVE_CV = 0.14
-IN_WAVE_CV = 0.02
-SCENARIOS = {
-    "aa": (1.00, 1.00, "keep is wrong"),
-    "gain15": (1.15, 1.00, "keep is wrong"),
-    "gain45": (1.45, 1.00, "keep is right"),
-    "gain60": (1.60, 1.00, "keep is right"),
-    "loss10": (1.60, 0.90, "must revert"),
-    "loss20": (1.60, 0.80, "must revert"),
-}
-OPTIONS = [dict(decide_undetermined=d, regression_rule=r, phase_shift=s)
-           for d, r, s in itertools.product(("point_estimate", "undetermined"), ("non_inferiority", "interval"),
-                                            (None, 0.08))]
-P = {"endpoint": "http://127.0.0.1:8000", "concurrency": [1, 8], "num_prompts": 50, "warmup_prompts": 10,
-     "input_len": 128, "output_len": TOKENS, "dataset": "random", "temperature": 0.0, "ignore_eos": True, "seed": 0,
-     "max_failed_ratio": 0.0}
+SCENARIOS, OPTIONS, one_decision = SIM.SCENARIOS, SIM.OPTIONS, SIM.one_decision
 
 
-class Stream:
-    """The requests of one phase at one level: a phase speed, then request (and wave) noise."""
-
-    def __init__(self, rng, concurrency, tpot_ms, noise, shift):
-        self.rng = rng
-        self.c = concurrency
-        self.tpot = tpot_ms / 1000.0 * math.exp(rng.gauss(0.0, shift / math.sqrt(2.0))) if shift else tpot_ms / 1000.0
-        self.noise = noise
-
-    def take(self, count):
-        records, duration = [], 0.0
-        for start in range(0, count, self.c):
-            size = min(self.c, count - start)
-            if self.c == 1:
-                wave = 1.0
-                spread = REQUEST_CV * self.noise
-            else:
-                wave = max(0.2, 1.0 + self.rng.gauss(0.0, WAVE_CV * self.noise))
-                spread = IN_WAVE_CV * self.noise
-            longest = 0.0
-            for _i in range(size):
-                tpot = self.tpot * wave * max(0.2, 1.0 + self.rng.gauss(0.0, spread))
-                rec = bm.RequestRecord(duration)
-                rec.ttft = TTFT_S
-                rec.itl = [tpot] * (TOKENS - 1)
-                rec.latency = TTFT_S + (TOKENS - 1) * tpot
-                rec.output_tokens = TOKENS
-                rec.prompt_tokens = 128
-                rec.success = True
-                records.append(rec)
-                longest = max(longest, rec.latency)
-            duration += longest
-        return records, duration
+LABELS = {"aa": "A/A (0 / 0): keep is wrong", "gain15": "+15 % / 0: keep is wrong",
+          "gain45": "+45 % / 0: keep is right", "gain60": "+60 % / 0: keep is right",
+          "loss10": "+60 % / -10 %: must revert", "loss20": "+60 % / -20 %: must revert"}
 
 
-def _run(records, duration, concurrency, set_id, speculative):
-    run = bm.summarize_run(records, duration, concurrency)
-    spec = None
-    if speculative:
-        drafts = len(records) * 30.0
-        spec = {"drafts": drafts, "draft_tokens": drafts * 4, "accepted_tokens": drafts * 2.8, "acceptance_rate": 0.7,
-                "mean_acceptance_length": 3.8}
-    run.update(spec_decode=spec, metrics_polluted=False, prompt_set_id="%s-%d" % (set_id, concurrency))
-    return run
+def summary(rows):
+    """The table of docs/performance.md: per scenario, noise and protocol, the keep rate of the role's default, of
+    the README's noisy-host calibration and of the least favourable option combination."""
+    cells = {}
+    for row in rows:
+        cells.setdefault((row["scenario"], row["noise"], row["protocol"]), []).append(row)
+    lines = ["| scenario (true c=1 / c=8 change) | noise | protocol | default | noisy-host calibration | "
+             "worst option combination | median requests (default) |", "|---|---|---|---|---|---|---|"]
 
+    def pick(cell, decide, rule, shift):
+        return next(r for r in cell if r["decide_undetermined"] == decide and r["regression_rule"] == rule
+                    and r["phase_shift_given"] == shift)
 
-def _benchmark(runs, set_id, count):
-    return bm.assemble(dict(P, num_prompts=count), {}, "m", "0.32.0", set_id, runs, [])
-
-
-class Runner:
-    """sequential.run_rounds's runner over the candidate's streams."""
-
-    def __init__(self, streams):
-        self.streams = streams
-        self.drafts = 0.0
-
-    def warm_up(self, _c):
-        return None
-
-    def measure(self, c, count):
-        records, duration = self.streams[c].take(count)
-        before = {"drafts": self.drafts, "draft_tokens": self.drafts * 4, "accepted_tokens": self.drafts * 2.8,
-                  "per_pos": {0: self.drafts * 0.7}, "generation_tokens": None, "prompt_tokens": None,
-                  "request_success": None, "running": 0.0, "waiting": 0.0}
-        self.drafts += count * 30.0
-        after = dict(before, drafts=self.drafts, draft_tokens=self.drafts * 4, accepted_tokens=self.drafts * 2.8,
-                     per_pos={0: self.drafts * 0.7})
-        return records, duration, before, after
-
-    def failed_too_much(self, _run):
-        return None
-
-    def benchmark(self, runs, config):
-        for run in runs:
-            run["prompt_set_id"] = "cand-%d" % run["concurrency"]
-        bench = _benchmark(runs, "cand", max(run["completed"] for run in runs))
-        bench["config"]["sequential"] = dict(config)
-        return bench
-
-
-def one_decision(job):
-    """(scenario, noise, protocol, options index, pair index) -> (keep, verdict, requests)."""
-    scenario, noise, shift, protocol, opt_index, pair, resamples = job
-    r1, r8, _meaning = SCENARIOS[scenario]
-    rng = random.Random("%s|%s|%s|%d" % (scenario, noise, shift, pair))   # the same pairs for every option
-    base_streams = dict((c, Stream(rng, c, BASE_TPOT_MS[c], noise, shift)) for c in (1, 8))
-    cand_streams = {1: Stream(rng, 1, BASE_TPOT_MS[1] / r1, noise, shift),
-                    8: Stream(rng, 8, BASE_TPOT_MS[8] / r8, noise, shift)}
-    options = dict(OPTIONS[opt_index])
-    verdict_opts = {"regression_rule": options["regression_rule"], "bootstrap_resamples": resamples,
-                    "phase_shift": {"c1": options["phase_shift"], "c8": options["phase_shift"]}
-                    if options["phase_shift"] else None}
-    if protocol == "fixed":
-        n = 50
-        base = _benchmark([_run(*base_streams[c].take(n), c, "base", False) for c in (1, 8)], "base", n)
-        cand = _benchmark([_run(*cand_streams[c].take(n), c, "cand", True) for c in (1, 8)], "base", n)
-        result = V.verdict(base, cand, decide_undetermined=options["decide_undetermined"], **verdict_opts)
-        return result["keep"], result["verdict"], 4 * (n + 10)
-    n = 24
-    base = _benchmark([_run(*base_streams[c].take(n), c, "base", False) for c in (1, 8)], "base", n)
-    seq = Q.check_sequential(dict(verdict_opts, baseline=base, max_prompts=48, round_prompts={1: 8, 8: 16}),
-                             dict(P, num_prompts=n, warmup_prompts=2))
-    bench, report, failure = Q.run_rounds(dict(P, num_prompts=n, warmup_prompts=2), seq, Runner(cand_streams))
-    if failure:
-        raise RuntimeError(failure)
-    # What the role keeps: speculative_verdict on the two benchmarks, with the role's decide_undetermined.
-    result = V.verdict(base, bench, decide_undetermined=options["decide_undetermined"], **verdict_opts)
-    return result["keep"], result["verdict"], report["requests"]["total"]
+    for scenario in SCENARIOS:
+        for noise in sorted({key[1] for key in cells}):
+            for protocol in ("fixed", "sequential"):
+                cell = cells.get((scenario, noise, protocol))
+                if not cell:
+                    continue
+                default = pick(cell, "point_estimate", "non_inferiority", 0.0)
+                noisy = pick(cell, "undetermined", "non_inferiority", 0.08)
+                right = "right" in SCENARIOS[scenario][2]
+                worst = (min if right else max)(cell, key=lambda r: r["keep_rate"])
+                lines.append("| %s | %gx | %s | %.0f %% | %.0f %% | %.0f %% (%s, %s, shift %g) | %d |"
+                             % (LABELS[scenario], noise, protocol, 100 * default["keep_rate"], 100 * noisy["keep_rate"],
+                                100 * worst["keep_rate"], worst["decide_undetermined"], worst["regression_rule"],
+                                worst["phase_shift_given"], default["median_requests"]))
+    return "\n".join(lines)
 
 
 def main():
@@ -192,8 +93,12 @@ def main():
     parser.add_argument("--protocols", nargs="+", default=["fixed", "sequential"], choices=["fixed", "sequential"])
     parser.add_argument("--resamples", type=int, default=400)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--render", type=Path, help="print the summary table of an earlier --json and exit")
     parser.add_argument("--json", type=Path, default=TOP / "tests" / "output" / "bench" / "decision_error_rates.json")
     args = parser.parse_args()
+    if args.render:
+        print(summary(json.loads(args.render.read_text())["rows"]))
+        return
     jobs = [(s, n, args.shift, p, o, i, args.resamples)
             for s in args.scenarios for n in args.noise for p in args.protocols for o in range(len(OPTIONS))
             for i in range(args.pairs)]
@@ -227,6 +132,8 @@ def main():
         print("| %s (%s) | %gx | %s | %s | %s | %g | %.1f %% | %d |"
               % (row["scenario"], row["meaning"], row["noise"], row["protocol"], row["decide_undetermined"],
                  row["regression_rule"], row["phase_shift_given"], 100.0 * row["keep_rate"], row["median_requests"]))
+    print()
+    print(summary(rows))
     print("%d decisions in %.0f s -> %s" % (len(jobs), time.monotonic() - started, args.json))
 
 
