@@ -114,7 +114,8 @@ def host_vars(name):
         # JETSON_TEST_PATTERN: Environment= takes $ literally (systemd does not expand variables there).
         # VLLM_ENABLE_V1_MULTIPROCESSING=0: vLLM's engine core in the API server's process, a start-up of about 15 s
         # instead of 27 on the CI machine (one Python and torch import fewer) for the role runs' many restarts;
-        # the compose, docker-run and fleet tests run vLLM's default (a separate engine-core process).
+        # so do the compose and docker-run tests; the fleet and benchmark tests run vLLM's default (a separate
+        # engine-core process).
         "vllm_environment": {"VLLM_CPU_KVCACHE_SPACE": "1", "JETSON_TEST_PATTERN": "a$b%c",
                              "VLLM_ENABLE_V1_MULTIPROCESSING": "0"},
         "vllm_extra_args": ["--dtype", spec["dtype"], "--enforce-eager"],
@@ -414,7 +415,7 @@ def test_idempotent_second_run_restarts_nothing_and_sends_no_request(fleet):
 SURVEY_STRINGS = {"jetson_spec_keep_marginal": "false", "jetson_spec_force_verify": "no",
                   "jetson_spec_allow_small_devices": "False", "jetson_spec_expected_concurrency": "1",
                   "jetson_spec_num_speculative_tokens": "4", "jetson_spec_min_throughput_gain": "0.3",
-                  "jetson_spec_c8_tolerance": "0", "jetson_spec_tune_max_steps": "1", "vllm_max_model_len": "1024",
+                  "jetson_spec_c8_tolerance": "0.02", "jetson_spec_tune_max_steps": "1", "vllm_max_model_len": "1024",
                   "vllm_port": str(HOSTS["thor-accept"]["port"])}
 
 
@@ -586,6 +587,41 @@ def test_after_a_refusal_a_c8_regression_tries_batch_size_aware_speculation_meas
         assert batch["deltas"] != fact["deltas"], "the batch-size-aware attempt has its own measurement"
         fleet.assert_no_overlay("thor-accept")
     assert fleet.read("thor-accept", UNIT) == lkg
+    assert fact["service_sha256"] == fleet.baseline_sha("thor-accept")
+    assert healthy("thor-accept")
+
+
+# Issue 21's case, on real vLLM: the README's calibration for a noisy host (phase_shift 8 % at both levels,
+# decide_undetermined: undetermined) and a candidate with a strong gain at c=1 and a clear loss at c=8 (the token budget
+# above: measured +60 % and -27 % here). The interval rule that was the default kept such a candidate (its widened c=8
+# interval did not show the loss); under every rule now a measured loss beyond c8_tolerance reverts, and
+# non-inferiority keeps nothing its interval does not show to lose less than c8_margin. Batch-size-aware speculation is
+# off, so the verdict on the planned configuration is the outcome; the same baseline as above is reused (measured
+# sequentially, the same workload and service, well within jetson_spec_baseline_max_age).
+README_CALIBRATION_VARS = {**{key: value for key, value in BATCH_AWARE_VARS.items()
+                              if key not in ("jetson_spec_regression_rule", "jetson_spec_c8_tolerance")},
+                           "jetson_spec_phase_shift": {"c1": 0.08, "c8": 0.08},
+                           "jetson_spec_decide_undetermined": "undetermined", "jetson_spec_batch_aware_max_batch": 0}
+
+
+def test_the_readme_calibration_reverts_a_strong_c1_gain_with_a_c8_loss_on_real_vllm(fleet):
+    _rc, out = fleet.play("thor-accept", extra=README_CALIBRATION_VARS)
+    assert "Benchmark the running service (candidate)" in out, "the changed verdict options did not re-verify the host"
+    assert_record_is_reality(fleet, "thor-accept")
+    fact = fleet.fact("thor-accept")
+    deltas = fact["deltas"]
+    # The premise: a c=1 gain past the +30 % bar and a c=8 loss of 10 % or more, measured on this test bed.
+    assert deltas["throughput_gain_c1"] >= 0.30 and deltas["throughput_change_c8"] <= -0.10, deltas
+    assert fact["status"] == "reverted" and fact["verdict"] in ("reject", "undetermined"), fact["reasons"]
+    assert any("regresses at concurrency 8" in r or "does not rule out a loss larger than" in r
+               for r in fact["reasons"]), fact["reasons"]
+    # How sure, in one line: both levels with their intervals' confidence, and what was done.
+    assert re.match(r"c=1 \+\d+ % \([\d.]+ % CI [-+]\d+ % to [-+]\d+ %\), c=8 -\d+ % \([\d.]+ % CI .*: "
+                    r"(reject|undetermined), reverted$", fact["verdict_summary"] or ""), fact["verdict_summary"]
+    assert fact["batch_aware"] is None or fact["batch_aware"].get("tried") is not True, fact["batch_aware"]
+    fleet.assert_no_overlay("thor-accept")
+    unit = fleet.read("thor-accept", UNIT)
+    assert b"--max-num-batched-tokens" in unit and b"speculative-config" not in unit
     assert fact["service_sha256"] == fleet.baseline_sha("thor-accept")
     assert healthy("thor-accept")
 

@@ -21,6 +21,7 @@ minutes of `make test`'s 50.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -90,7 +91,12 @@ def check_report(baseline, candidate, verdict):
         assert spec["acceptance_rate"] == pytest.approx(spec["accepted_tokens"] / spec["draft_tokens"], abs=1e-3), spec
     assert bench["config"]["sequential"]["baseline_prompt_set_id"] == baseline["benchmark"]["config"]["prompt_set_id"]
     settles = "the verdict" if not seq["name_undetermined"] else "the decision"
-    assert seq["reason"].startswith("Stopped after round %d: the 95 %% intervals settle %s" % (seq["rounds"], settles))
+    assert re.match(r"Stopped after round %d: the intervals \([\d.]+ %% at concurrency 1, look \d of \d, [\d.]+ %% at "
+                    r"concurrency 8, look \d of \d\) settle %s" % (seq["rounds"], settles), seq["reason"]), seq["reason"]
+    # each look spent its share of the 5 %: above 95 %, and speculative_verdict judged at the same confidence
+    confidence = bench["config"]["sequential"]["confidence"]
+    assert confidence == seq["confidence"] == verdict["bootstrap"]["confidence"], (confidence, verdict["bootstrap"])
+    assert all(0.95 < value < 1.0 for value in confidence.values()), confidence
     assert seq["reason"] in candidate["msg"]
 
 
