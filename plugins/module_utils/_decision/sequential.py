@@ -14,7 +14,7 @@ Each round is a look at the intervals, and every look is a chance of a wrong dec
 protocol's 95 % intervals is spent over the planned looks (planned_looks: the most rounds a level can take), look k
 at the confidence _spending gives it (O'Brien-Fleming-type, union bound), so the chance of any wrong decision over
 all the looks stays within 5 %. The candidate benchmark records the look it stopped at and its confidence
-(``config.sequential.look`` / ``confidence``), and speculative_verdict judges it at that confidence.
+(``config.sequential.looks_made`` / ``confidence``), and speculative_verdict judges it at that confidence.
 
 Stricter than the verdict in one point: an undetermined throughput change at concurrency 8 (regression_c8) keeps
 concurrency 8 measuring while it could turn the verdict into a reject; the verdict itself counts it as no
@@ -67,7 +67,7 @@ def planned_looks(round_prompts, max_prompts):
 def look_confidence(look, looks):
     """The confidence the intervals of look ``look`` of ``looks`` are computed at (_spending; at most
     V.MAX_CONFIDENCE)."""
-    return min(V.MAX_CONFIDENCE, spending.look_confidence(look, looks))
+    return spending.bounded_confidence(look, looks)
 
 
 def confidences(looks, looks_made):
@@ -456,8 +456,8 @@ def _report(p, seq, state, history, stopped, open_names, base, benchmark, failur
     requests['candidate_total'] = totals['candidate']
     looks = planned_looks(seq['round_prompts'], seq['max_prompts'])
     confidence = history[-1]['confidence'] if history else confidences(looks, {})
-    made = dict((c, len(state[c].records) and -(-len(state[c].records) // seq['round_prompts'][c])) for c in levels)
-    level = ', '.join('%s at concurrency %s, look %d of %d' % (V.level_text(confidence[key]), key[1:], made[lv], looks[lv])
+    made = benchmark['config']['sequential']['looks_made'] if benchmark else {}
+    level = ', '.join('%s at concurrency %s, look %d of %d' % (V.level_text(confidence[key]), key[1:], made.get('%d' % lv, 0), looks[lv])
                       for key, lv in (('c1', V.LOW_CONCURRENCY), ('c8', V.HIGH_CONCURRENCY)) if lv in looks)
     report = {'rounds': len(history), 'stopped': stopped, 'requests': requests, 'history': history,
               'max_prompts': seq['max_prompts'], 'looks': dict(('%d' % c, looks[c]) for c in levels),

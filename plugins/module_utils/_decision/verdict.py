@@ -580,9 +580,8 @@ def _check_new_options(opts):
     return opts
 
 
-#: A sequential look's confidence is at most this (look 1 of hundreds would round to 1.0, an infinite interval);
-#: the error the clamp adds is below 1e-12 per look.
-MAX_CONFIDENCE = 1.0 - 1e-12
+#: The most confidence accepted (_spending clamps every look to it).
+MAX_CONFIDENCE = spending.MAX_CONFIDENCE
 
 
 def _level_key(concurrency):
@@ -608,7 +607,7 @@ def _last_look_confidence(cand):
         if looks.get(level) is not None:
             planned = check_int('the candidate\'s config.sequential.looks.%s' % level, looks[level], minimum=1,
                                 maximum=MAX_REQUESTS)
-            out[key] = min(MAX_CONFIDENCE, spending.look_confidence(planned, planned))
+            out[key] = spending.bounded_confidence(planned, planned)
     return out
 
 
