@@ -550,8 +550,16 @@ benchmark:
           returned: always
         spec_decode:
           description:
-            - Speculative decoding during the run, from the server's C(vllm:spec_decode_*) counters (summed over engines).
-            - Null when the server does not speculate, its C(/metrics) cannot be read, or no token was drafted.
+            - Speculative decoding during the run. When the server reports each request's own speculative metrics
+              (vLLM 0.29+ started with C(--per-request-spec-decode-metrics summary) or C(detailed), vllm#48915) for every
+              completed request, the figures are those requests' sums (C(source) V(requests)), which other traffic on the
+              server cannot move. Otherwise they come from the server's C(vllm:spec_decode_*) counters, summed over engines,
+              between the run's two C(/metrics) scrapes (C(source) V(server_counters)).
+            - A per-request object that breaks its own identities (histogram, steps, accepted and drafted tokens), or a
+              run where only some requests carry one, is not used; the counters are, and a warning says why. So are the
+              counters when the requests report more than the server counted.
+            - Null when the server does not speculate, its C(/metrics) cannot be read, or no token was drafted (when the
+              requests report metrics and none of them drafted, null whatever the counters say).
           type: dict
           returned: always
           contains:
@@ -571,9 +579,31 @@ benchmark:
               description: Drafts (speculation steps).
               type: int
             per_position_acceptance:
-              description: For each draft position, the fraction of drafts whose token at that position was accepted.
+              description:
+                - For each draft position, the fraction of drafts whose token at that position was accepted (from the
+                  requests' histograms, the share of verify steps that accepted more draft tokens than the position).
               type: list
               elements: float
+            source:
+              description: Where the figures come from, C(requests) (the run's own requests) or C(server_counters).
+              type: str
+              choices: [requests, server_counters]
+            requests:
+              description: With C(source) V(requests), the completed requests whose metrics were summed.
+              type: int
+              returned: when source is requests
+            request_acceptance_rate_mean:
+              description:
+                - With C(source) V(requests), the mean of the requests' own acceptance rates (each request counts once,
+                  however many tokens it drafted); null when none drafted.
+              type: float
+              returned: when source is requests
+            server_counters:
+              description:
+                - With C(source) V(requests) and readable C(/metrics), the counters' C(drafts), C(draft_tokens) and
+                  C(accepted_tokens) over the same run, for comparison (more than the requests' own when other traffic ran).
+              type: dict
+              returned: when source is requests and /metrics was read
         metrics_polluted:
           description:
             - True when other traffic may have moved the server's counters during the run (requests already in flight, or more

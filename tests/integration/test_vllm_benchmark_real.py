@@ -196,6 +196,11 @@ def test_speculative_decoding_stats_with_perfect_draft(vllm_spec):  # noqa: F811
         assert sum(pos) == pytest.approx(sd["accepted_tokens"] / sd["drafts"], abs=1e-3), sd
         # Only this run's tokens: the counters moved by no more than what it generated.
         assert sd["accepted_tokens"] < run["total_output_tokens"], (sd, run["total_output_tokens"])
+        # The server runs with --per-request-spec-decode-metrics summary: the figures are the run's own requests'
+        # (every completed one), and on this quiet server they add up to exactly what /metrics counted.
+        assert sd["source"] == "requests" and sd["requests"] == run["completed"], sd
+        assert sd["server_counters"] == {k: sd[k] for k in ("drafts", "draft_tokens", "accepted_tokens")}, sd
+        assert 0.9 < sd["request_acceptance_rate_mean"] <= 1.0, sd
     c1 = bm["runs"][0]
     # With speculation one SSE chunk carries several tokens, so there are fewer ITLs than tokens
     # for the same decode time: the mean per-chunk ITL exceeds the mean per-token TPOT. (Means, not
@@ -233,6 +238,8 @@ def test_mtp_planned_from_a_real_checkpoint_runs_on_real_vllm(vllm_spec_mtp, tes
     sd = bm["runs"][0]["spec_decode"]
     assert sd is not None and sd["drafts"] > 0, f"no drafts counted from the MTP server: {bm['runs'][0]}"
     assert sd["draft_tokens"] == MTP_SPEC_TOKENS * sd["drafts"], sd
+    # This server has no --per-request-spec-decode-metrics: the figures come from its /metrics counters.
+    assert sd["source"] == "server_counters" and "requests" not in sd, sd
 
 
 # --- failures -----------------------------------------------------------------------------------------

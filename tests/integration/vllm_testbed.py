@@ -89,12 +89,15 @@ def _testbed() -> Testbed:
 # --enforce-eager, as the role tests' hosts: without it every start compiles the model with torch.compile
 # (three servers launched together took 127 s to be healthy in CI, most of it compiling).
 EAGER = ["--enforce-eager"]
+PER_REQUEST_SPEC_METRICS = ["--per-request-spec-decode-metrics", "summary"]
 
 
 def _specs(tb: Testbed):
     return {
         "baseline": dict(model=str(tb.model("target")), name="target", extra_args=EAGER),
-        "spec": dict(model=str(tb.model("target")), name="target-spec", api_key=SPEC_API_KEY, extra_args=EAGER,
+        # With vLLM's per-request speculative metrics (vllm#48915, 0.29+), which the benchmark reads first.
+        "spec": dict(model=str(tb.model("target")), name="target-spec", api_key=SPEC_API_KEY,
+                     extra_args=EAGER + PER_REQUEST_SPEC_METRICS,
                      speculative_config={"method": "draft_model", "model": str(tb.model("draft-perfect")),
                                          "num_speculative_tokens": NUM_SPEC_TOKENS}),
         # An independent random draft: acceptance ~0, slower than no speculation on any CPU (a sure reject).

@@ -304,6 +304,7 @@ class _Level:
         self.metrics_read = True
         self.polluted = False
         self.pollution = []
+        self.spec_warning = None
 
     def add(self, records, duration, before, after, max_tokens, input_len):
         """Add one round: its records, duration and the counter deltas between its two /metrics snapshots."""
@@ -329,7 +330,8 @@ class _Level:
             self.per_pos[pos] = self.per_pos.get(pos, 0.0) + pos_after.get(pos, old) - old
 
     def run(self):
-        """The level's run over all its rounds (durations add up; spec_decode from the summed counter deltas)."""
+        """The level's run over all its rounds (durations add up; spec_decode from the requests' own metrics when the
+        server sent them for every request, else from the summed counter deltas: benchmark.choose_spec_decode)."""
         run = bm.summarize_run(self.records, self.duration, self.concurrency)
         spec = None
         if self.metrics_read and self.speculating:
@@ -338,7 +340,7 @@ class _Level:
             total = dict(self.sums)
             total['per_pos'] = dict(self.per_pos)
             spec = bm.spec_decode_delta(zero, total)
-        run['spec_decode'] = spec
+        run['spec_decode'], self.spec_warning = bm.choose_spec_decode(self.records, spec)
         run['metrics_polluted'] = self.polluted if self.metrics_read else None
         return run
 
@@ -407,6 +409,8 @@ def run_rounds(p, seq, runner, log=None):
         confidence = confidences(looks, looks_made)
         config.update(looks_made=dict(('%d' % c, looks_made[c]) for c in levels), confidence=confidence)
         benchmark = runner.benchmark(runs, config)
+        benchmark['warnings'].extend('concurrency %d: %s.' % (c, state[c].spec_warning) for c in levels
+                                     if state[c].spec_warning)
         if failure:
             stopped = 'failed'
             break

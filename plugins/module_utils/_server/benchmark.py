@@ -210,6 +210,56 @@ def _error_text(data):
     return None
 
 
+#: The largest num_spec_tokens a per-request speculative metrics object may report (vLLM's histogram has K + 1 bins).
+MAX_REQUEST_SPEC_TOKENS = 64
+#: The largest count a per-request speculative metrics object may report (far above any one request's tokens).
+MAX_REQUEST_SPEC_COUNT = 10 ** 9
+
+
+def request_spec_metrics(value):
+    """(counts, None) or (None, problem) from a response's ``metrics.speculative_decoding`` object.
+
+    vLLM 0.29+ started with ``--per-request-spec-decode-metrics summary`` (or ``detailed``) reports, for each
+    single-sequence request, its own verify steps and draft tokens (vllm#48915; ``SpeculativeDecodingMetrics``
+    of vllm/entrypoints/generate/base/protocol.py, built by ``RequestSpecDecodeMetrics.to_dict`` in
+    vllm/v1/metrics/stats.py): ``acceptance_histogram[j]`` counts the verify steps that accepted exactly j draft
+    tokens (K + 1 bins, the bonus token excluded), ``num_spec_steps`` is their sum, ``num_accepted_draft_tokens``
+    is sum(j * histogram[j]) and ``num_draft_tokens`` the tokens proposed. Those identities are checked, so a
+    server that lies is caught; the derived rates the server also sends are recomputed here, not trusted.
+    counts = {steps, accepted, drafted, k, histogram}.
+    """
+    if not isinstance(value, dict):
+        return None, 'metrics.speculative_decoding is %s, not an object' % (echo(value, 40),)
+    counts = {}
+    for key, name in (('steps', 'num_spec_steps'), ('accepted', 'num_accepted_draft_tokens'),
+                      ('drafted', 'num_draft_tokens'), ('k', 'num_spec_tokens')):
+        number = value.get(name)
+        if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= MAX_REQUEST_SPEC_COUNT:
+            return None, ('metrics.speculative_decoding.%s is %s, not an integer from 0 to %d'
+                          % (name, echo(number, 40), MAX_REQUEST_SPEC_COUNT))
+        counts[key] = number
+    if not 1 <= counts['k'] <= MAX_REQUEST_SPEC_TOKENS:
+        return None, ('metrics.speculative_decoding.num_spec_tokens is %d, not from 1 to %d'
+                      % (counts['k'], MAX_REQUEST_SPEC_TOKENS))
+    histogram = value.get('acceptance_histogram')
+    if not isinstance(histogram, list) or len(histogram) != counts['k'] + 1 or any(
+            isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_REQUEST_SPEC_COUNT for n in histogram):
+        return None, ('metrics.speculative_decoding.acceptance_histogram is %s, not %d counts (num_spec_tokens + 1)'
+                      % (echo(histogram, 60), counts['k'] + 1))
+    if sum(histogram) != counts['steps']:
+        return None, ('metrics.speculative_decoding: the histogram counts %d verify steps, num_spec_steps says %d'
+                      % (sum(histogram), counts['steps']))
+    accepted = sum(j * n for j, n in enumerate(histogram))
+    if accepted != counts['accepted']:
+        return None, ('metrics.speculative_decoding: the histogram accepts %d draft tokens, num_accepted_draft_tokens '
+                      'says %d' % (accepted, counts['accepted']))
+    if not counts['accepted'] <= counts['drafted'] <= counts['steps'] * counts['k']:
+        return None, ('metrics.speculative_decoding: %d accepted of %d drafted tokens in %d steps of at most %d is '
+                      'not possible' % (counts['accepted'], counts['drafted'], counts['steps'], counts['k']))
+    counts['histogram'] = list(histogram)
+    return counts, None
+
+
 def token_count_problem(name, value, maximum=None, minimum=0):
     """None, or a sentence saying why ``value`` is not a usable token count (an int in [minimum, maximum])."""
     if isinstance(value, bool) or not isinstance(value, int):
@@ -233,7 +283,8 @@ class RequestRecord:
     """
 
     __slots__ = ('start', 'ttft', 'itl', 'latency', 'output_tokens', 'prompt_tokens', 'success',
-                 'error', 'done', 'chunks', '_last', '_parser', 'text_chars', 'max_tokens', 'received', 'usage_seen')
+                 'error', 'done', 'chunks', '_last', '_parser', 'text_chars', 'max_tokens', 'received', 'usage_seen',
+                 'spec', 'spec_problem')
 
     def __init__(self, start, max_tokens=None):
         self.start = start
@@ -250,6 +301,8 @@ class RequestRecord:
         self.max_tokens = max_tokens
         self.received = 0
         self.usage_seen = False
+        self.spec = None          # this request's own speculative counts (request_spec_metrics), when the server sent them
+        self.spec_problem = None  # why the server's per-request speculative metrics were not usable
         self._last = start
         self._parser = SSEParser()
 
@@ -300,6 +353,11 @@ class RequestRecord:
                 self.output_tokens = usage.get('completion_tokens')
                 if usage.get('prompt_tokens') is not None:
                     self.prompt_tokens = usage.get('prompt_tokens')
+                metrics = message.get('metrics')
+                if metrics is not None and not isinstance(metrics, dict):
+                    self.spec, self.spec_problem = None, '"metrics" is %s, not an object' % (echo(metrics, 40),)
+                elif metrics is not None and metrics.get('speculative_decoding') is not None:
+                    self.spec, self.spec_problem = request_spec_metrics(metrics['speculative_decoding'])
 
     def finish(self):
         """Mark the request complete (end of body reached). Returns self."""
@@ -637,6 +695,93 @@ def spec_decode_delta(before, after):
         'drafts': _int(d_drafts),
         'per_position_acceptance': per_position,
     }
+
+
+def request_spec_decode(records):
+    """(spec_decode, problem, reported) from the completed requests' own speculative metrics.
+
+    ``reported`` is how many completed requests carried ``metrics.speculative_decoding`` (0: the server was not
+    started with ``--per-request-spec-decode-metrics``, predates it, or does not speculate). The result is usable
+    only when every completed request carried a valid object (``problem`` is None and ``reported`` equals the
+    completed requests); then ``spec_decode`` has spec_decode_delta's keys over exactly this run's requests, whatever
+    other traffic the server had, or is None when none of them drafted (a batch-size range with K = 0 honoured).
+    per_position_acceptance[i] is the share of verify steps that accepted more than i draft tokens (the histogram's
+    tail), as vLLM's per-position counter divided by its drafts; ``request_acceptance_rate_mean`` is the mean of
+    the requests' own acceptance rates (each request counts once, however long; vllm#42690).
+    """
+    done = [rec for rec in records if rec.success]
+    problems = [rec.spec_problem for rec in done if rec.spec_problem]
+    reported = sum(1 for rec in done if rec.spec is not None)
+    if problems:
+        return None, problems[0], reported
+    if reported == 0:
+        return None, None, 0
+    if reported < len(done):
+        return None, ('%d of %d completed requests carried no metrics.speculative_decoding'
+                      % (len(done) - reported, len(done))), reported
+    steps = sum(rec.spec['steps'] for rec in done)
+    drafted = sum(rec.spec['drafted'] for rec in done)
+    accepted = sum(rec.spec['accepted'] for rec in done)
+    if steps <= 0 or drafted <= 0:
+        return None, None, reported
+    width = max(len(rec.spec['histogram']) for rec in done) - 1
+    tails = [0] * width
+    for rec in done:
+        hist = rec.spec['histogram']
+        for pos in range(min(width, len(hist) - 1)):
+            tails[pos] += sum(hist[pos + 1:])
+    rates = [rec.spec['accepted'] / float(rec.spec['drafted']) for rec in done if rec.spec['drafted'] > 0]
+    return {
+        'acceptance_rate': round(accepted / float(drafted), 6),
+        'acceptance_length': round(1 + accepted / float(steps), 6),
+        'draft_tokens': drafted,
+        'accepted_tokens': accepted,
+        'drafts': steps,
+        'per_position_acceptance': [round(tail / float(steps), 6) for tail in tails],
+        'request_acceptance_rate_mean': round(math.fsum(rates) / len(rates), 6) if rates else None,
+        'requests': reported,
+        'source': 'requests',
+    }, None, reported
+
+
+#: The counts both sources of speculative statistics give.
+SPEC_COUNT_KEYS = ('drafts', 'draft_tokens', 'accepted_tokens')
+
+
+def choose_spec_decode(records, counters):
+    """(spec_decode, warning): the run's speculative statistics from its own requests when the server reported them
+    for every request, else from the /metrics counter deltas ``counters`` (spec_decode_delta's result).
+
+    The requests' own counts cannot exceed the server's counters, which count at least those requests: when they
+    do, the server contradicts itself, the counters are used and the warning says so. When both are there, the
+    counters' figures ride along as ``server_counters`` (more there than in the requests: other traffic).
+    """
+    from_requests, problem, reported = request_spec_decode(records)
+    if counters is not None:
+        counters = dict(counters, source='server_counters')
+    if problem:
+        return counters, ('the per-request speculative metrics were not usable (%s): spec_decode comes from the '
+                          "server's /metrics counters" % (problem,))
+    if not reported:
+        return counters, None
+    if from_requests is None:
+        return None, None  # every request said it drafted nothing: other traffic's drafts are not this run's
+    if counters is not None:
+        over = [key for key in SPEC_COUNT_KEYS if from_requests[key] > counters[key]]
+        if over:
+            return counters, ('the requests report more speculative work than the server counted (%s): the server '
+                              "contradicts itself; spec_decode comes from its /metrics counters"
+                              % ', '.join('%s %d > %d' % (key, from_requests[key], counters[key]) for key in over))
+        from_requests['server_counters'] = dict((key, counters[key]) for key in SPEC_COUNT_KEYS)
+    return from_requests, None
+
+
+def polluted_what(run):
+    """What polluted counters affect in a run: the request-level statistics do not come from them."""
+    spec = run.get('spec_decode')
+    if isinstance(spec, dict) and spec.get('source') == 'requests':
+        return "the pollution check comes from /metrics; spec_decode comes from the run's own requests"
+    return 'spec_decode and the pollution check come from /metrics'
 
 
 def busy_reason(before):

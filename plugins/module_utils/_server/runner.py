@@ -580,13 +580,15 @@ def run_benchmark(p, identity, file_prompts=None, log=None):
                 metrics_warned = True
                 warnings.append('The server metrics could not be read (%s): spec_decode and metrics_polluted are null.'
                                 % why)
-            run['spec_decode'] = bm.spec_decode_delta(before, after)
+            run['spec_decode'], spec_warning = bm.choose_spec_decode(records, bm.spec_decode_delta(before, after))
+            if spec_warning:
+                warnings.append('concurrency %d: %s.' % (c, spec_warning))
             max_out = max(n for _t, n in measured)
             polluted, reasons = bm.pollution(before, after, run, max_out, p['input_len'])
             run['metrics_polluted'] = polluted
             if polluted:
-                warnings.append('concurrency %d: other traffic may have polluted the server counters (spec_decode and '
-                                'the pollution check come from /metrics): %s.' % (c, '; '.join(reasons)))
+                warnings.append('concurrency %d: other traffic may have polluted the server counters (%s): %s.'
+                                % (c, bm.polluted_what(run), '; '.join(reasons)))
             run['prompt_set_id'] = bm.prompt_set_id(t for t, _n in measured)
             warnings.extend(bm.run_warnings(run, p['input_len'], p['output_len'], p.get('ignore_eos'),
                                             p['dataset'] != 'file', endpoint.base_url))
@@ -663,8 +665,8 @@ class _RoundRunner:
             warnings.extend(bm.run_warnings(run, p['input_len'], p['output_len'], p.get('ignore_eos'),
                                             p['dataset'] != 'file', self.endpoint.base_url))
             if run.get('metrics_polluted'):
-                warnings.append('concurrency %d: other traffic may have polluted the server counters (spec_decode and '
-                                'the pollution check come from /metrics).' % run['concurrency'])
+                warnings.append('concurrency %d: other traffic may have polluted the server counters (%s).'
+                                % (run['concurrency'], bm.polluted_what(run)))
         # config.num_prompts: the most requests measured at one level (each level's count is in runs[].completed)
         most = max([run['completed'] + run['failed'] for run in runs] or [0])
         benchmark = bm.assemble(dict(p, num_prompts=most), self.identity, self.model, self.vllm_version,
