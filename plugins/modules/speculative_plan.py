@@ -43,6 +43,10 @@ description:
     release is assumed pre-r39, with the warning M(jetson_llm.vllm.jetson_facts) gives. V(draft_model) needs vLLM
     0.15+, V(mtp) 0.11+, V(suffix) 0.12+; any speculation needs vLLM 0.10+. An unknown vLLM version gives a warning; an upstream image tag that
     names another version than O(vllm_version) fails the task."
+  - "Known-bad versions: a warning when the method and vLLM version fall in a range of the collection's table
+    (docs/decision-rules.md): V(eagle3) before vLLM 0.27.0 (or of unknown version), whose draft sizes its rotary cache
+    from its own C(max_position_embeddings) and crashes or loses acceptance beyond it (vllm#48894, fixed by
+    vllm#49343); the warning names the head's value from its C(config.json) (local head) or the published value."
   - "Memory: the new C(gpu_memory_utilization) is the baseline minus O(gpu_memory_utilization_step) (0.05),
     rounded to 2 decimals; refused below O(min_gpu_memory_utilization), or when free memory minus the draft size
     would be below O(min_free_memory_after_draft_mb) (2048 MB). Near the ceiling (the baseline within one

@@ -46,7 +46,11 @@ def test_plan_module_enables_eagle3_on_thor():
         '{"draft_tensor_parallel_size":1,"method":"eagle3","model":"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B",'
         '"num_speculative_tokens":5}')
     assert result["gpu_memory_utilization"] == 0.7
-    assert result["decision_warnings"] == []
+    # vLLM 0.20.1 predates the fix of vllm#48894 (0.27.0): the known-bad table's warning, naming the head's 2048
+    assert len(result["decision_warnings"]) == 1, result["decision_warnings"]
+    assert result["decision_warnings"][0].startswith("vLLM 0.20.1 predates the fix of vllm#48894")
+    assert "(yuhuili/EAGLE3-LLaMA3.1-Instruct-8B: 2048, published)" in result["decision_warnings"][0]
+    assert run_module("jetson_llm.vllm.speculative_plan", dict(PLAN, vllm_version="0.27.0"))["decision_warnings"] == []
     # the value goes into a single-quoted ExecStart / shell word unchanged
     words = shlex.split("vllm serve x --speculative-config '%s'" % result["speculative_config_json"])
     assert json.loads(words[-1]) == result["speculative_config"]

@@ -15,6 +15,7 @@ __metaclass__ = type
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson import devices as _devices
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.catalogue import (
     CATALOGUE_ENTRY_KEYS, builtin_catalogue, draft_size_estimate, mtp_layers)
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import known_bad as _known_bad
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_checks import (
     EPSILON, MAX_NUM_SPECULATIVE_TOKENS, SpeculativeInputError, _at_least, _is_int, _vstr, check_bool, check_float,
     check_image_ref, check_int, check_model_ref, check_vllm_version, show)
@@ -344,6 +345,7 @@ def plan(jetson, target_model, expected_concurrency, baseline_gpu_memory_utiliza
 
     # ---- runtime --------------------------------------------------------------------------
     _runtime_rule(d, facts, version, runtime_image, chosen)
+    _known_bad_rule(d, chosen, version, model, read_model_config)
     if previous and previous['failure'] == 'config_rejected':
         _config_rejected(d)
 
@@ -847,6 +849,15 @@ def _runtime_rule(d, facts, version, image, method):
                      ['upgrade_vllm', 'no_speculation'])
         else:
             d.ground('vLLM %s supports method %s (>= %s).' % (_vstr(version), method, _vstr(minimum)))
+
+
+def _known_bad_rule(d, method, version, model, read_model_config):
+    """Warn when vLLM ``version`` is known to speculate badly with ``method`` (known_bad.KNOWN_BAD)."""
+    if method is None:
+        return
+    config = read_model_config(model) if read_model_config is not None and model and model.startswith('/') else None
+    for text in _known_bad.warnings_for(method, version, model, config):
+        d.warn(text)
 
 
 def _tokens_rule(d, facts, default_k, override, acceptance, strict, opts):

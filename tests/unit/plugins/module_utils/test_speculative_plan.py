@@ -111,7 +111,10 @@ def test_thor_llama_eagle3_from_catalogue():
     assert result['num_speculative_tokens'] == 5
     assert result['gpu_memory_utilization'] == 0.70
     assert result['refused_by'] == [] and result['handoff'] == {'actions': [], 'summary': ''}
-    assert result['warnings'] == []
+    # vLLM 0.20.1 predates the fix of vllm#48894 (0.27.0), and this head's rotary cache has 2048 positions
+    assert len(result['warnings']) == 1 and result['warnings'][0].startswith('vLLM 0.20.1 predates the fix of vllm#48894')
+    assert '(%s: 2048, published)' % LLAMA_HEAD in result['warnings'][0]
+    assert run(vllm_version='0.27.0')['warnings'] == []
 
 
 def test_agx_orin_r36_draft_model():
@@ -269,7 +272,7 @@ def test_concurrency_rule(concurrency, enable, warned):
 
 def test_concurrency_thresholds_are_options():
     assert run(expected_concurrency=8, refuse_concurrency=16)['enable'] is True
-    assert run(expected_concurrency=4, max_good_concurrency=4)['warnings'] == []
+    assert run(expected_concurrency=4, max_good_concurrency=4, vllm_version='0.32.0')['warnings'] == []
     assert refused(run(expected_concurrency=4, refuse_concurrency=4, max_good_concurrency=1), 'concurrency')
 
 
@@ -808,10 +811,11 @@ def test_runtime_version_strings(version, parsed_ok, warn_words):
     result = run('orin-agx-64gb', vllm_version=version)
     assert result['enable'] is True  # an unknown version warns, it does not refuse
     assert any('meets the minimum' in r for r in result['reasons']) is parsed_ok
+    others = [w for w in result['warnings'] if 'vllm#48894' not in w]  # the known-bad table's (test_known_bad.py)
     if warn_words:
-        assert any(warn_words in w for w in result['warnings'])
+        assert any(warn_words in w for w in others)
     else:
-        assert result['warnings'] == []
+        assert others == []
 
 
 def test_runtime_prerelease_compares_as_its_release():
