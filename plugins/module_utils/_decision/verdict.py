@@ -519,6 +519,18 @@ def _intervals(base_runs, cand_runs, levels, point_ratios, opts, warnings):
     return intervals, notes, resamples, seed
 
 
+def check_levels(name, value, default, minimum, maximum):
+    """{'c1': float, 'c8': float} from a per-level dictionary ``value``: unknown keys are refused, a missing or null
+    level is ``default``, each value is checked against [minimum, maximum]; raises naming the bad value."""
+    unknown = sorted('%s' % key for key in value if key not in PHASE_SHIFT_LEVELS)
+    if unknown:
+        raise SpeculativeInputError('%s has unknown key(s) %s; allowed: c1, c8.'
+                                    % (name, ', '.join(show(key) for key in unknown)))
+    return dict((key, default if value.get(key) is None else
+                 check_float('%s.%s' % (name, key), value[key], minimum=minimum, maximum=maximum))
+                for key in sorted(PHASE_SHIFT_LEVELS))
+
+
 def check_phase_shift(name, value):
     """{'c1': float, 'c8': float} from ``value`` (None: no shift; missing keys 0); raises naming the bad value."""
     if value is None:
@@ -527,16 +539,7 @@ def check_phase_shift(name, value):
         raise SpeculativeInputError('%s must be a dictionary with c1 and c8 (the relative standard deviation of the '
                                     'host\'s shift between two phases, e.g. {c1: 0.08, c8: 0.09}); got %s.'
                                     % (name, show(value)))
-    unknown = sorted('%s' % key for key in value if key not in PHASE_SHIFT_LEVELS)
-    if unknown:
-        raise SpeculativeInputError('%s has unknown key(s) %s; allowed: c1, c8.'
-                                    % (name, ', '.join(show(key) for key in unknown)))
-    shifts = {}
-    for key in sorted(PHASE_SHIFT_LEVELS):
-        given = value.get(key)
-        shifts[key] = 0.0 if given is None else check_float('%s.%s' % (name, key), given, minimum=0.0,
-                                                            maximum=MAX_PHASE_SHIFT)
-    return shifts
+    return check_levels(name, value, 0.0, 0.0, MAX_PHASE_SHIFT)
 
 
 def _usable(value):
@@ -624,12 +627,7 @@ def _confidence_of(cand, given):
     if not isinstance(given, dict):
         value = check_float(name, given, minimum=CONFIDENCE, maximum=MAX_CONFIDENCE)
         return {'c1': value, 'c8': value}
-    unknown = sorted('%s' % key for key in given if key not in PHASE_SHIFT_LEVELS)
-    if unknown:
-        raise SpeculativeInputError('%s has unknown key(s) %s; allowed: c1, c8.' % (name, ', '.join(show(k) for k in unknown)))
-    return dict((key, CONFIDENCE if given.get(key) is None else
-                 check_float('%s.%s' % (name, key), given[key], minimum=CONFIDENCE, maximum=MAX_CONFIDENCE))
-                for key in sorted(PHASE_SHIFT_LEVELS))
+    return check_levels(name, given, CONFIDENCE, CONFIDENCE, MAX_CONFIDENCE)
 
 
 def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throughput_gain'],
