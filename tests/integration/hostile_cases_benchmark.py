@@ -138,6 +138,10 @@ SERVERS = [
     server("usage-string", "usage_string", ["usage.completion_tokens is '8'", "a JSON string"]),
     server("usage-negative", "usage_negative", ["usage.completion_tokens is -5", "at least 1"]),
     server("usage-float", "usage_float", ["usage.completion_tokens is 8.5", "fraction"]),
+    # per-request speculative metrics that lie: not used, the counters are, and the warning says why
+    server("spec-metrics-lie", "spec_metrics_lie", ["per-request speculative metrics were not usable",
+                                                    "num_spec_steps says", "/metrics counters"], outcome="ok"),
+    server("spec-metrics-inflated", "spec_metrics_inflated", ["contradicts itself", "accepted_tokens"], outcome="ok"),
     server("stream-cut-after-4-chunks", "cut_stream", ["4 token chunk(s)", "closed the connection"]),
     server("stream-non-utf8", "stream_non_utf8", ["invalid UTF-8"]),
     server("stream-garbage-json", "malformed", ["a data message is not JSON"]),

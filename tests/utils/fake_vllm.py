@@ -27,6 +27,8 @@ known timings and token counts, so tests can check the module's arithmetic exact
   /v1/models answers, invalid usage counts, cut streams, redirect loops, non-UTF-8 bodies,
   oversized headers, endless bodies. ``behaviour(name)`` gives the FakeVLLM arguments of a
   named behaviour (a fault or one of the failure modes above).
+* ``request_spec=True`` (with ``spec_k``) adds vLLM 0.29+'s per-request ``metrics.speculative_decoding`` to the
+  usage chunk, built from the same drafts the counters count (``request_spec_metrics``).
 * GET /_sim/timelines returns the record of chunk write times (see ``timelines``).
 * ``burst=True`` renders the whole stream at once and writes it in 64 KiB pieces (for
   measuring the client's own ceiling: the simulator then costs almost nothing).
@@ -69,11 +71,19 @@ FAULTS = {
     'stream_non_utf8': 'completions: a data message that is not UTF-8',
     'metrics_nan': '/metrics counters are NaN and +Inf',
     'error_detail_huge': 'completions: HTTP 500 with a 50 000-character error message',
+    'spec_metrics_lie': 'speculates (K = 2) and reports per-request metrics whose histogram does not add up to '
+                        'num_spec_steps',
+    'spec_metrics_inflated': 'speculates (K = 2) and reports per-request metrics claiming every draft token accepted, '
+                             'more than its /metrics counters count',
 }
+#: Faults of a speculating server (K = 2, two tokens per chunk) that reports per-request metrics.
+SPEC_FAULTS = ('spec_metrics_lie', 'spec_metrics_inflated')
 
 
 def behaviour(name):
     """FakeVLLM keyword arguments of a named behaviour: a FAULTS key or a failure ``mode``."""
+    if name in SPEC_FAULTS:
+        return {'fault': name, 'spec_k': 2, 'tokens_per_chunk': 2, 'request_spec': True}
     if name in FAULTS:
         return {'fault': name}
     if name in ('http500', 'truncated', 'drop', 'no_usage', 'malformed', 'error_event', 'slow'):
@@ -87,8 +97,11 @@ class FakeVLLM:
     def __init__(self, model='fake-model', ttft=0.05, itl=0.01, tokens_per_chunk=1, spec_k=None,
                  api_key=None, tokenize=True, vocab_size=1000, bos=True, max_model_len=8192,
                  mode='ok', fail_every=0, slow_s=5.0, version='0.32.0', metrics=True, burst=False,
-                 keepalive_timeout=None, fault=None, host='127.0.0.1', port=0):
+                 keepalive_timeout=None, fault=None, host='127.0.0.1', port=0, request_spec=False):
         self.model = model
+        # with spec_k: the usage chunk carries metrics.speculative_decoding, as vLLM 0.29+ started with
+        # --per-request-spec-decode-metrics summary (the same drafts the /metrics counters count)
+        self.request_spec = request_spec
         self.ttft = ttft
         self.itl = itl
         self.tokens_per_chunk = tokens_per_chunk
@@ -123,6 +136,23 @@ class FakeVLLM:
         self._server = None
         self._thread = None
         self._sockets = set()
+
+    def request_spec_metrics(self, sizes, fault=None):
+        """One request's metrics.speculative_decoding (vLLM's SpeculativeDecodingMetrics) for its chunk ``sizes``:
+        each chunk after the first is one verify step that accepted its size - 1 of spec_k draft tokens."""
+        k = self.spec_k
+        histogram = [0] * (k + 1)
+        for n in sizes[1:]:
+            histogram[min(k, n - 1)] += 1
+        if fault == 'spec_metrics_inflated':  # every step accepted all k: more than the counters say
+            histogram = [0] * k + [sum(histogram)]
+        steps = sum(histogram)
+        accepted = sum(j * count for j, count in enumerate(histogram))
+        drafted = steps * k
+        return {'mean_acceptance_length': 1.0 + accepted / steps if steps else 1.0,
+                'draft_acceptance_rate': accepted / drafted if drafted else 0.0,
+                'acceptance_histogram': histogram, 'num_spec_steps': steps + (1 if fault == 'spec_metrics_lie' else 0),
+                'num_accepted_draft_tokens': accepted, 'num_draft_tokens': drafted, 'num_spec_tokens': k}
 
     # -- lifecycle ---------------------------------------------------------------------------
     def reset_counters(self):
@@ -522,7 +552,10 @@ class _Handler(BaseHTTPRequestHandler):
                        'usage_float': sum(sizes) + 0.5}
                 if fault in bad:
                     usage['completion_tokens'] = bad[fault]
-                tail.append(b'data: ' + json.dumps(dict(head, choices=[], usage=usage)).encode('utf-8') + b'\n\n')
+                final = dict(head, choices=[], usage=usage)
+                if sim.spec_k and sim.request_spec:
+                    final['metrics'] = {'speculative_decoding': sim.request_spec_metrics(sizes, fault)}
+                tail.append(b'data: ' + json.dumps(final).encode('utf-8') + b'\n\n')
             tail.append(b'data: [DONE]\n\n')
             not_running()
             if mode == 'ok':
