@@ -122,10 +122,24 @@ def test_speculative_chunks_give_exact_spec_stats_and_divergent_itl_tpot():
     # Only the 6 measured requests count (the warm-ups happen before the first scrape).
     assert run["spec_decode"] == {"acceptance_rate": 0.6, "acceptance_length": 4.0, "drafts": 6 * 8,
                                   "draft_tokens": 6 * 8 * 5, "accepted_tokens": 6 * 8 * 3,
-                                  "per_position_acceptance": [1.0, 1.0, 1.0, 0.0, 0.0]}
+                                  "per_position_acceptance": [1.0, 1.0, 1.0, 0.0, 0.0], "source": "server_counters"}
     assert run["metrics_polluted"] is False
     assert bm["config"]["temperature"] == 0.0
     assert sim.completions[-1]["temperature"] == 0.0
+
+
+def test_per_request_spec_metrics_are_summed_exactly_and_win_over_the_counters():
+    """The same stream with vLLM 0.29+'s per-request metrics in each usage chunk (request_spec): spec_decode is the
+    requests' sum, the same figures as the counters', which ride along; each request counts once in the mean rate."""
+    with FakeVLLM(ttft=0.05, itl=0.01, tokens_per_chunk=4, spec_k=5, request_spec=True) as sim:
+        bm = ok(bench(sim, concurrency=[2], num_prompts=6, warmup_prompts=2, input_len=64, output_len=33,
+                      temperature=0))
+    spec = bm["runs"][0]["spec_decode"]
+    assert spec == {"acceptance_rate": 0.6, "acceptance_length": 4.0, "drafts": 6 * 8, "draft_tokens": 6 * 8 * 5,
+                    "accepted_tokens": 6 * 8 * 3, "per_position_acceptance": [1.0, 1.0, 1.0, 0.0, 0.0],
+                    "request_acceptance_rate_mean": 0.6, "requests": 6, "source": "requests",
+                    "server_counters": {"drafts": 48, "draft_tokens": 240, "accepted_tokens": 144}}
+    assert bm["warnings"] == []
 
 
 def test_other_traffic_is_reported_as_pollution():
