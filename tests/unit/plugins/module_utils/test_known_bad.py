@@ -15,7 +15,7 @@ from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import k
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import plan as P
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.draft_size import local_model_config
 
-from test_speculative_plan import LLAMA_HEAD, run  # pylint: disable=import-error
+from ansible_collections.jetson_llm.vllm.tests.unit.plugins.module_utils.test_speculative_plan import LLAMA_HEAD, run
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 HEADER = '| Entry | Methods | Affected | Fixed in | vLLM issue / fix | Checked in |'
