@@ -38,7 +38,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sequential_decisions import OUT_DIR, bench, prepare, srv_mod  # noqa: E402  pylint: disable=wrong-import-position
+from sequential_decisions import OUT_DIR, TOP, bench, prepare, srv_mod  # noqa: E402  pylint: disable=wrong-import-position
+
+sys.path.insert(0, str(TOP / ".build" / "collections"))
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import verdict as V  # noqa: E402  pylint: disable=wrong-import-position
 
 K = 4
 PER_REQUEST = ["--per-request-spec-decode-metrics", "summary"]
@@ -69,6 +72,8 @@ def measure(srv, args, seed):
               "dataset": "random", "temperature": 0, "ignore_eos": True, "seed": seed, "request_timeout": 600,
               "num_prompts": args.prompts, "warmup_prompts": 2}
     benchmark, wall = bench(srv.url, args.target, params)
+    # the verdict's own drafting_off_above measure, at every level (above "batch size 0")
+    drafting = V.drafting_above({run["concurrency"]: run for run in benchmark["runs"]}, 0)["levels"]
     runs = {}
     for run in benchmark["runs"]:
         spec = run.get("spec_decode") or {}
@@ -78,10 +83,8 @@ def measure(srv, args, seed):
         runs[run["concurrency"]] = {
             "throughput_tok_s": run["throughput_tok_s"], "tpot_ms_p50": run["tpot_ms_p50"],
             "ttft_ms_p50": run["ttft_ms_p50"], "output_tokens": out, "drafts": drafts, "accepted": accepted,
-            # the verdict's drafting_off_above measure (verdict.drafting_above): each drafting step yields its
-            # accepted tokens plus the target's own, so (drafts + accepted) / output tokens is the share of the output
-            # that came out of drafting steps (capped at 1: the last step's accepted tokens may pass max_tokens)
-            "drafting_share": round(min(1.0, (drafts + accepted) / out), 4) if out > 0 else None,
+            # (drafts + accepted) / output tokens, capped at 1: the share of the output from drafting steps
+            "drafting_share": drafting[run["concurrency"]]["share"],
             "source": spec.get("source"), "acceptance_rate": spec.get("acceptance_rate")}
     return {"runs": runs, "wall_s": round(wall, 1), "warnings": benchmark.get("warnings", [])}
 
