@@ -357,6 +357,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.endpoint import exposure_warning
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.lifecycle import decide, fingerprint
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.record import MAX_RECORD_BYTES, parse
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.verdict import DEPRECATED_RULES
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.info import (
     Runner, ServiceInfoError, compose_config_runner, gather)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.files import read_regular
@@ -383,6 +384,16 @@ OPTIONAL_PARTS = ('clocks_locked',)
 
 def _given(options):
     return dict((key, value) for key, value in (options or {}).items() if value is not None)
+
+
+def decision_inputs(inputs):
+    """The inputs as the decision uses them: a deprecated regression_rule counts as the rule it is decided by
+    (non_inferiority), so a host verified under point or interval before issue 21 verifies once more under the rule
+    that decides now, and dropping the deprecated value later changes nothing."""
+    inputs = _given(inputs)
+    if inputs.get('regression_rule') in DEPRECATED_RULES:
+        inputs['regression_rule'] = 'non_inferiority'
+    return inputs
 
 
 def _read(path, limit):
@@ -514,7 +525,7 @@ def main():
         baseline_gmu = params['default_gpu_memory_utilization']
 
     workload = _given(params['workload'])
-    inputs = _given(params['inputs'])
+    inputs = decision_inputs(params['inputs'])
     # A part that is only known on some hosts (the clock state) counts when it is known: a host where it cannot be
     # read keeps the fingerprint it had before the part existed.
     given_baseline = dict((k, v) for k, v in params['baseline'].items() if not (k in OPTIONAL_PARTS and v in (None, '')))

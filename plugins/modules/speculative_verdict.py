@@ -36,9 +36,9 @@ description:
     C(regression_c8) (a throughput loss at concurrency 8 beyond O(c8_tolerance); V(met) rejects). Accept needs the
     first two V(met); reject follows from C(minimum_gain_c1) V(not_met) or C(regression_c8) V(met); marginal
     otherwise."
-  - "Regression at concurrency 8: O(regression_rule=point) is the literal reading: any measured loss beyond the
-    tolerance rejects. O(regression_rule=interval) (deprecated) counted one only when the interval of the change lay
-    entirely below -O(c8_tolerance); since issue 21 a measured loss beyond the tolerance rejects under it too."
+  - "Regression at concurrency 8 (non-inferiority): a measured loss beyond O(c8_tolerance) rejects, and a change is
+    kept only when the interval of the change rules out a loss larger than O(c8_margin). Both are at most 0.10, so no
+    option combination keeps a concurrency-8 loss of 10 % or more beyond the interval's error."
   - "When an undetermined criterion leaves the verdict open (RV(determined=false), the criteria in RV(undetermined)),
     O(decide_undetermined=point_estimate) (default) decides on the point estimates and says so in the reasons;
     O(decide_undetermined=undetermined) returns V(undetermined) (RV(keep=false), recommendation V(measure_more)) for
@@ -110,7 +110,8 @@ options:
     default: 0.1
   c8_tolerance:
     description:
-      - Throughput loss at concurrency 8 that is still not a regression (0.02 tolerates 2 %; 0.0 = none allowed).
+      - Throughput loss at concurrency 8 that is still not a regression (0.02 tolerates 2 %; 0.0 = none allowed),
+        0.0 to 0.10.
       - "The default was 0.0 before issue 21: with it a measured dip of any size reverted, so a candidate whose
         concurrency-8 throughput did not change was reverted about half the time (on simulated request streams of
         a quiet host, 40 % of the candidates with +60 % at concurrency 1 were kept, 73 % with 0.02;
@@ -145,21 +146,21 @@ options:
         an open regression, never a pass - O(decide_undetermined=point_estimate) settles it as a regression (reject),
         V(undetermined) leaves the verdict undetermined - so widening the interval (noise, O(phase_shift)) can only
         make the verdict more careful.
-      - V(point) (opt-in) counts any measured loss beyond O(c8_tolerance), as before samples existed - a true loss the
-        noise shows as a gain is kept (24 to 50 % of 10 % losses at the CPU test bed's noise, C(docs/performance.md)).
-      - V(interval) is deprecated (issue 21) - it counted a regression only when the interval lay entirely below
-        -O(c8_tolerance), and so kept 80 to 93 % of 10 % losses at the test bed's noise; it now also counts a measured
-        loss beyond O(c8_tolerance), which makes it V(point), and the result warns.
+      - V(point) and V(interval) are deprecated (issue 21) and decided as V(non_inferiority), with a warning in the
+        result. V(point) decided on the measured change alone and kept 24 to 50 % of the candidates losing 10 % at
+        concurrency 8 at the CPU test bed's noise; V(interval) counted a regression only when the interval lay entirely
+        below -O(c8_tolerance) and kept 80 to 93 % of them (C(docs/performance.md)). Both will be removed in 3.0.0.
       - Without an interval (no samples, fewer than two waves at concurrency 8) the point estimate decides.
     type: str
     choices: [non_inferiority, interval, point]
     default: non_inferiority
   c8_margin:
     description:
-      - The non-inferiority margin of O(regression_rule=non_inferiority), 0.0 to 1.0 - the largest loss at concurrency
-        8 the 95 % interval must rule out before a change is kept (never less than O(c8_tolerance)).
+      - The non-inferiority margin, 0.0 to 0.10 - the largest loss at concurrency 8 the 95 % interval must rule out
+        before a change is kept (never less than O(c8_tolerance)).
       - On a host with a large O(phase_shift) the interval cannot rule out a small loss; a larger margin then lets a
-        change be kept, while a measured loss beyond O(c8_tolerance) still reverts.
+        change be kept, while a measured loss beyond O(c8_tolerance) still reverts. A loss of 10 % or more is never
+        inside the margin.
     type: float
     default: 0.05
   max_ttft_increase:
@@ -412,8 +413,8 @@ criteria:
     status:
       description:
         - V(met), V(not_met) or V(undetermined) (the threshold lies inside the interval); what decided.
-        - For C(regression_c8), V(met) means a regression; with O(regression_rule=interval) an V(undetermined) one is
-          not counted as a regression.
+        - For C(regression_c8), V(met) means a regression; an V(undetermined) one is open (the interval does not rule
+          out a loss larger than O(c8_margin)) and is never a pass.
       type: str
     point_status:
       description: V(met) or V(not_met) on the point estimate alone.

@@ -120,35 +120,31 @@ def test_a_and_a_with_a_phase_shift_stops_when_only_new_phases_could_settle_it(v
     Every concurrency-1 threshold then lies within the shift of the measured ratios (the A/A change is about 0):
     ``stopped: shift`` after one round, and with decide_undetermined=undetermined the verdict says so and keeps
     nothing. keep_marginal makes the 10 % bar matter (marginal would be kept, reject not), so it stays open too.
-    Concurrency 8 is taken out of this question with a 90 % c8_tolerance (and so margin), settled in the first
-    round: under non-inferiority a measured c=8 loss beyond the tolerance reverts at once, whatever the shift, and
-    the same server measured twice with 16 requests at c=8 on a 2-core machine has shown losses beyond 0 % (local
-    CI) and beyond 30 % (the project's CI, a determined reject after round 1); the c=8 rule has its own tests
-    (tests/unit/plugins/module_utils/test_verdict.py, test_sequential.py).
+    Only concurrency 1 is measured: a concurrency-8 loss of 10 % or more always reverts (c8_tolerance and c8_margin
+    end at 10 %), and the same server measured twice with 16 requests at c=8 on a 2-core machine has shown losses
+    beyond 30 % (the project's CI), which would make this a determined reject instead of the question asked here;
+    the c=8 rule has its own tests (test_speculative_verdict_noise.py, test_sequential.py, test_roles.py).
     """
     shift = {"c1": 0.3, "c8": 0.3}
-    c8_tolerance = 0.9
-    baseline = run_module(BENCH, dict(WORKLOAD, endpoint=vllm_baseline.url, model=vllm_baseline.name,
+    workload = dict(WORKLOAD, concurrency=[1])
+    baseline = run_module(BENCH, dict(workload, endpoint=vllm_baseline.url, model=vllm_baseline.name,
                                       num_prompts=BASELINE_PROMPTS))
     assert not baseline.get("failed"), baseline.get("msg")
-    candidate = run_module(BENCH, dict(WORKLOAD, endpoint=vllm_baseline.url, model=vllm_baseline.name,
-                                       sequential=dict(SEQUENTIAL, baseline=baseline["benchmark"], phase_shift=shift,
-                                                       keep_marginal=True, c8_tolerance=c8_tolerance)))
+    candidate = run_module(BENCH, dict(workload, endpoint=vllm_baseline.url, model=vllm_baseline.name,
+                                       sequential=dict(SEQUENTIAL, round_prompts={"1": 8}, baseline=baseline["benchmark"],
+                                                       phase_shift=shift, keep_marginal=True)))
     _keep("aa-shift-candidate", candidate)
     assert not candidate.get("failed"), candidate.get("msg")
     seq = candidate["benchmark"]["sequential"]
     assert seq["stopped"] == "shift" and seq["rounds"] == 1 and seq["determined"] is False, seq["reason"]
-    # concurrency 1 is shift-bound at once and concurrency 8 settled: neither is measured again
-    assert seq["requests"]["candidate"] == {"1": {"warmup": 2, "measured": 8},
-                                            "8": {"warmup": 2, "measured": 16}}, seq["requests"]
-    assert "regression_c8" not in seq["history"][0]["open"], seq["history"][0]
+    # concurrency 1 is shift-bound at once: not measured again
+    assert seq["requests"]["candidate"] == {"1": {"warmup": 2, "measured": 8}}, seq["requests"]
     last = seq["history"][-1]
     assert last["open"] and sorted(last["shift_bound"]) == sorted(last["open"])
-    assert "within the host's phase shift of the threshold (phase_shift 30.0 % at concurrency 1, 30.0 % at concurrency 8)" \
-        in seq["reason"]
+    assert "regression_c8" not in last["open"], last
+    assert "within the host's phase shift of the threshold (phase_shift 30.0 % at concurrency 1" in seq["reason"]
     verdict = run_module(VERDICT, {"baseline": baseline["benchmark"], "candidate": candidate["benchmark"],
-                                   "phase_shift": shift, "keep_marginal": True, "decide_undetermined": "undetermined",
-                                   "c8_tolerance": c8_tolerance})
+                                   "phase_shift": shift, "keep_marginal": True, "decide_undetermined": "undetermined"})
     assert verdict["verdict"] == "undetermined" and verdict["keep"] is False, verdict["reasons"]
     assert verdict["bootstrap"]["phase_shift"] == shift
     bound = [name for name, entry in verdict["criteria"].items() if entry["shift_bound"]]

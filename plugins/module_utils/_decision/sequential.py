@@ -16,10 +16,9 @@ at the confidence _spending gives it (O'Brien-Fleming-type, union bound), so the
 all the looks stays within 5 %. The candidate benchmark records the look it stopped at and its confidence
 (``config.sequential.looks_made`` / ``confidence``), and speculative_verdict judges it at that confidence.
 
-Stricter than the verdict in one point: an undetermined throughput change at concurrency 8 (regression_c8) keeps
-concurrency 8 measuring while it could turn the verdict into a reject; the verdict itself counts it as no
-regression (regression_rule=interval; under the default non_inferiority an open regression at concurrency 8 keeps it
-measuring, as it can change the decision). A criterion without an interval (fewer than 5 requests) never stops it.
+An undetermined throughput change at concurrency 8 (regression_c8: the interval neither shows a loss nor rules
+out one beyond c8_margin) keeps concurrency 8 measuring while it could change the decision. A criterion without
+an interval (fewer than 5 requests) never stops it.
 Measuring also stops when the keep-or-revert decision is settled although the verdict's name is not: with
 keep_marginal false, a candidate that can only end marginal or reject is reverted either way. With a
 ``phase_shift`` (the host's shift between two phases, see _bootstrap) it stops as soon as every open
@@ -119,8 +118,8 @@ def check_sequential(value, p):
             opts[key] = check_float('sequential.%s' % key, opts[key], minimum=0.0, maximum=10.0)
         opts['min_tpot_reduction'] = check_float('sequential.min_tpot_reduction', opts['min_tpot_reduction'],
                                                  minimum=0.0, maximum=1.0)
-        opts['c8_tolerance'] = check_float('sequential.c8_tolerance', opts['c8_tolerance'], minimum=0.0, maximum=1.0)
-        opts['c8_margin'] = check_float('sequential.c8_margin', opts['c8_margin'], minimum=0.0, maximum=1.0)
+        opts['c8_tolerance'] = V.check_c8_loss('sequential.c8_tolerance', opts['c8_tolerance'])
+        opts['c8_margin'] = V.check_c8_loss('sequential.c8_margin', opts['c8_margin'])
         if opts['disable_below_gain'] > opts['min_throughput_gain']:
             _fail('sequential.disable_below_gain (%s) must not exceed sequential.min_throughput_gain (%s).'
                   % (opts['disable_below_gain'], opts['min_throughput_gain']))
@@ -262,30 +261,22 @@ def _check_baseline(value, p, concurrency):
 # The rounds
 # --------------------------------------------------------------------------------------------
 
-def _stop_statuses(result, regression_rule):
-    """The criterion statuses of an interim verdict result, criteria without an interval counted as undetermined.
-
-    A criterion decided on a point estimate only (too few requests) is open, except regression_c8 under
-    regression_rule=point (decided on the point by definition).
-    """
-    statuses = {}
-    for name, entry in result['criteria'].items():
-        status = entry['status']
-        if entry['basis'] != 'interval' and not (name == 'regression_c8' and regression_rule == 'point'):
-            status = 'undetermined'
-        statuses[name] = status
-    return statuses
+def _stop_statuses(result):
+    """The criterion statuses of an interim verdict result, criteria without an interval counted as undetermined
+    (a criterion decided on a point estimate only, from too few requests, is open)."""
+    return dict((name, 'undetermined' if entry['basis'] != 'interval' else entry['status'])
+                for name, entry in result['criteria'].items())
 
 
-def stop_state(result, regression_rule):
+def stop_state(result):
     """(verdict or None, open criteria) of an interim verdict result, counting criteria without an interval as open."""
-    return V.settle_all(_stop_statuses(result, regression_rule))
+    return V.settle_all(_stop_statuses(result))
 
 
-def decision_state(result, regression_rule, keep_marginal):
+def decision_state(result, keep_marginal):
     """(keep or None, possible verdicts) of an interim verdict result: keep is settled when every way the open
     criteria can go gives the same keep-or-revert decision (V.settle_keep)."""
-    return V.settle_keep(_stop_statuses(result, regression_rule), keep_marginal)
+    return V.settle_keep(_stop_statuses(result), keep_marginal)
 
 
 SPEC_COUNTERS = ('drafts', 'draft_tokens', 'accepted_tokens')
@@ -421,11 +412,11 @@ def run_rounds(p, seq, runner, log=None):
             failure = ('The candidate measured so far cannot be judged against the baseline: %s' % exc)
             stopped = 'failed'
             break
-        settled, open_names = stop_state(result, seq['regression_rule'])
+        settled, open_names = stop_state(result)
         if settled is not None:
             keep, possible = V.keep_of(settled, seq['keep_marginal']), [settled]
         else:
-            keep, possible = decision_state(result, seq['regression_rule'], seq['keep_marginal'])
+            keep, possible = decision_state(result, seq['keep_marginal'])
         bound = [name for name in open_names if result['criteria'][name]['shift_bound']]
         history.append({'round': round_no, 'measured': measured, 'confidence': dict(confidence),
                         'verdict': result['verdict'],
@@ -507,13 +498,10 @@ def _report(p, seq, state, history, stopped, open_names, base, benchmark, failur
         how = []
         if deciding:
             how.append('rests on the point estimates for %s, and its reasons say so' % ', '.join(deciding))
-        if 'regression_c8' in open_names and seq['regression_rule'] == 'non_inferiority':
+        if 'regression_c8' in open_names:
             how.append('does not keep the change: at concurrency 8 its interval does not rule out a loss larger than '
-                       'c8_margin (%s), and not ruling a loss out is not a pass (regression_rule=non_inferiority)'
-                       % V.pct(seq['c8_margin']))
-        elif 'regression_c8' in open_names:
-            how.append('counts no regression at concurrency 8, as its interval does not show one (regression_rule=%s)'
-                       % seq['regression_rule'])
+                       'c8_margin (%s), and not ruling a loss out is not a pass (non-inferiority)'
+                       % V.pct(max(seq['c8_margin'], seq['c8_tolerance'])))
         report['reason'] = ('Stopped after round %d: the budget of %d measured requests per level is spent and '
                             '%s %s still undetermined at the last look (intervals: %s); the verdict (%s) %s. %d '
                             'requests in all (candidate measured %s).'

@@ -25,79 +25,84 @@ PROTOCOLS = ('fixed', 'sequential')
 
 
 def keep_rate(scenario, protocol, options, noise=1.0, pairs=PAIRS):
-    index = SIM.OPTIONS.index(options)
-    keeps = sum(bool(SIM.one_decision((scenario, noise, SHIFT, protocol, index, pair, RESAMPLES))[0])
+    keeps = sum(bool(SIM.one_decision((scenario, noise, SHIFT, protocol, options, pair, RESAMPLES))[0])
                 for pair in range(pairs))
     return keeps / float(pairs)
 
 
-def combos(rules=('non_inferiority', 'point')):
-    return [dict(decide_undetermined=d, regression_rule=r, phase_shift=s)
-            for d in ('point_estimate', 'undetermined') for r in rules for s in (None, SHIFT)]
+def combos(margins=(0.05, 0.10)):
+    """Every option combination of the role that decides differently (decision_sim.OPTIONS; regression_rule's
+    deprecated values are decided as non_inferiority, checked below)."""
+    return [o for o in SIM.OPTIONS if o['c8_margin'] in margins]
 
 
 def label(options):
-    return '%s/%s/shift %s' % (options['decide_undetermined'], options['regression_rule'], options['phase_shift'] or 0)
+    return '%s/shift %s/margin %s' % (options['decide_undetermined'], options['phase_shift'] or 0, options['c8_margin'])
+
+
+DEFAULT = dict(decide_undetermined='point_estimate', regression_rule='non_inferiority', phase_shift=None, c8_margin=0.05)
 
 
 @pytest.mark.parametrize('protocol', PROTOCOLS)
 def test_a_and_a_pairs_are_almost_never_kept_under_any_option_combination(protocol):
     """No true change: every keep is wrong. At most 2.5 % per criterion and side is the stated alpha; a keep
     needs three criteria to go wrong the same way, so the rate is far below it."""
-    rates = dict((label(o), keep_rate('aa', protocol, o)) for o in combos(('non_inferiority', 'point', 'interval')))
+    rates = dict((label(o), keep_rate('aa', protocol, o)) for o in combos())
     print(protocol, rates)
     assert max(rates.values()) <= 0.025, rates
 
 
 @pytest.mark.parametrize('protocol', PROTOCOLS)
-def test_a_c8_loss_of_ten_percent_is_reverted_under_non_inferiority_whatever_the_calibration(protocol):
-    """+60 % at c=1, -10 % at c=8: must revert. Non-inferiority (the default) keeps only what its interval shows to
-    lose less than 5 %: at most alpha (2.5 %) in theory, with the host's unmodelled 8 % shift a little more."""
-    rates = dict((label(o), keep_rate('loss10', protocol, o)) for o in combos(('non_inferiority',)))
+def test_a_c8_loss_of_ten_percent_is_reverted_under_every_option_combination(protocol):
+    """+60 % at c=1, -10 % at c=8: must revert. Non-inferiority keeps only what its interval shows to lose less than
+    c8_margin: at the default 5 %, at most alpha (2.5 %) in theory, with the host's undeclared 8 % shift a little
+    more; at the largest margin allowed (10 %, the loss itself) at most alpha when the shift is declared, and about
+    one in ten when the host's 8 % shift is not (the bootstrap cannot see it: docs/performance.md)."""
+    rates = dict((label(o), keep_rate('loss10', protocol, o)) for o in combos())
     print(protocol, rates)
-    assert max(rates.values()) <= 0.10, rates
-    calibrated = [rate for name, rate in rates.items() if name.endswith('shift 0.08')]
+    assert max(rate for name, rate in rates.items() if name.endswith('margin 0.05')) <= 0.10, rates
+    assert max(rates.values()) <= 0.175, rates
+    calibrated = [rate for name, rate in rates.items() if '/shift 0.08/' in name]
     assert max(calibrated) <= 0.05, rates
 
 
 @pytest.mark.parametrize('protocol', PROTOCOLS)
-def test_a_c8_loss_of_twenty_percent_is_reverted_under_non_inferiority(protocol):
-    rates = dict((label(o), keep_rate('loss20', protocol, o)) for o in combos(('non_inferiority',)))
+def test_a_c8_loss_of_twenty_percent_is_reverted_under_every_option_combination(protocol):
+    rates = dict((label(o), keep_rate('loss20', protocol, o)) for o in combos())
     print(protocol, rates)
     assert max(rates.values()) <= 0.05, rates
 
 
-def test_the_literal_point_rule_is_the_opt_in_that_keeps_c8_losses():
-    """regression_rule=point (and the deprecated interval, now the same) decides on the measured c=8 change alone:
-    a true 10 % loss measured as a gain by the noise is kept. docs/performance.md states how often (24 to 50 %);
-    this pins that it is neither never nor always, so the documented figure stays what the code does."""
-    options = dict(decide_undetermined='point_estimate', regression_rule='point', phase_shift=None)
-    rate = keep_rate('loss10', 'fixed', options)
-    print('point, loss10, fixed: %.2f' % rate)
-    assert 0.05 <= rate <= 0.6, rate
+@pytest.mark.parametrize('rule', ['point', 'interval'])
+def test_the_deprecated_rules_decide_every_pair_as_non_inferiority(rule):
+    """regression_rule=point kept 24 to 50 % of the 10 % losses, interval 80 to 93 % (docs/performance.md, before
+    issue 21 closed): both are decided as non_inferiority now, so on the same pairs every decision is the same."""
+    for scenario in ('loss10', 'gain60'):
+        for pair in range(8):
+            for decide in ('point_estimate', 'undetermined'):
+                base = dict(DEFAULT, decide_undetermined=decide)
+                got = [SIM.one_decision((scenario, 1.0, SHIFT, 'fixed', dict(base, regression_rule=r), pair, RESAMPLES))
+                       for r in ('non_inferiority', rule)]
+                assert got[0] == got[1], (scenario, pair, decide, got)
 
 
-def test_point_and_the_deprecated_interval_rule_decide_alike():
-    """regression_rule=interval reverts a measured loss beyond the tolerance since issue 21: the same pairs give the
-    same decisions as point."""
-    for pair in range(10):
-        for decide in ('point_estimate', 'undetermined'):
-            opts = [dict(decide_undetermined=decide, regression_rule=rule, phase_shift=None) for rule in ('point', 'interval')]
-            got = [SIM.one_decision(('loss10', 1.0, SHIFT, 'fixed', SIM.OPTIONS.index(o), pair, RESAMPLES))[:2] for o in opts]
-            assert got[0] == got[1], (pair, decide, got)
-
-
-def test_the_power_for_a_clear_gain_is_what_docs_performance_states():
-    """+60 % at c=1, c=8 unchanged: a keep is right. Non-inferiority must show, with the few waves of 8 a benchmark
-    has at c=8 (6 per phase in the fixed protocol), that c=8 loses less than 5 %: on a quiet host (0.25x the test
-    bed's noise, a 2 % phase shift) that succeeds about 60 % of the time, at the test bed's noise (waves varying by
-    14 %, an 8 % shift) rarely. Both are stated in docs/performance.md, with the remedies (c8_margin, more c=8
-    requests); this pins them."""
-    default = dict(decide_undetermined='point_estimate', regression_rule='non_inferiority', phase_shift=None)
-    index = SIM.OPTIONS.index(default)
-    quiet = sum(bool(SIM.one_decision(('gain60', 0.25, 0.02, 'fixed', index, pair, RESAMPLES))[0])
-                for pair in range(PAIRS)) / float(PAIRS)
-    noisy = keep_rate('gain60', 'fixed', default)
-    print('power, +60 %% at c=1, fixed protocol: quiet host %.2f, test bed %.2f' % (quiet, noisy))
+def test_the_power_for_a_clear_gain_and_at_the_bar_is_what_docs_performance_states():
+    """A keep is right: +60 % at c=1, or exactly the specification's +30 % bar (TPOT -23 %), c=8 unchanged.
+    Non-inferiority must show, with the few waves of 8 a benchmark has at c=8 (6 per phase in the fixed protocol),
+    that c=8 loses less than 5 %: on a quiet host (0.25x the test bed's noise, a 2 % phase shift) that succeeds about
+    60 % of the time, at the test bed's noise (waves varying by 14 %, an 8 % shift) rarely. At the bar itself a keep
+    is at best a coin flip (the gain is measured at or above +30 % half the time). All stated in docs/performance.md,
+    with the remedies (c8_margin up to 10 %, more c=8 requests); this pins them."""
+    def rate(scenario, noise, shift):
+        return sum(bool(SIM.one_decision((scenario, noise, shift, 'fixed', DEFAULT, pair, RESAMPLES))[0])
+                   for pair in range(PAIRS)) / float(PAIRS)
+    quiet = rate('gain60', 0.25, 0.02)
+    noisy = keep_rate('gain60', 'fixed', DEFAULT)
+    bar_quiet = rate('gain30', 0.25, 0.02)
+    wide = keep_rate('gain60', 'fixed', dict(DEFAULT, c8_margin=0.10))
+    print('power, fixed protocol: +60 %% quiet host %.2f, test bed %.2f (margin 10 %%: %.2f); +30 %% quiet host %.2f'
+          % (quiet, noisy, wide, bar_quiet))
     assert 0.4 <= quiet <= 0.85, quiet
     assert noisy <= 0.35 and noisy < quiet, (noisy, quiet)
+    assert noisy <= wide <= 0.5, (noisy, wide)
+    assert 0.05 <= bar_quiet <= 0.5 and bar_quiet < quiet, (bar_quiet, quiet)

@@ -199,13 +199,14 @@ def test_an_undetermined_regression_at_concurrency_8_keeps_only_concurrency_8_me
     assert report['verdict'] == 'reject' and report['keep'] is False
     assert 'does not keep the change: at concurrency 8 its interval does not rule out a loss larger than ' \
            'c8_margin (5.0 %)' in report['reason'], report['reason']
-    # The opposite burden of proof (opt-in): the same measurements are kept, and the reason says why.
+    # The opposite burden of proof (regression_rule=interval) kept these measurements before issue 21; deprecated,
+    # it is decided as non_inferiority: the same rounds and the same decision.
     seq = sequential(baseline({1: (27.0, 0.03), 8: (40.0, 0.10)}), max_prompts=32, c8_tolerance=0.03,
                      regression_rule='interval')
-    _bench, report, _failure = Q.run_rounds(dict(P), seq, FakeRunner({1: (9.0, 0.03), 8: (40.4, 0.10)}))
-    assert report['verdict'] == 'accept' and report['keep'] is True
-    assert ('the verdict (accept) counts no regression at concurrency 8, as its interval does not show one'
-            in report['reason'])
+    runner = FakeRunner({1: (9.0, 0.03), 8: (40.4, 0.10)})
+    _bench, again, _failure = Q.run_rounds(dict(P), seq, runner)
+    assert runner.measured == [(1, 8), (8, 16), (8, 16)]
+    assert again['verdict'] == 'reject' and again['keep'] is False and again['reason'] == report['reason']
 
 
 # The reject pair as a fresh CI machine measured it (1 Dec 2026): about +15 % at concurrency 1 (inside the marginal
@@ -233,7 +234,7 @@ def test_marginal_or_reject_stops_as_soon_as_the_decision_is_settled():
     final = V.verdict(seq['baseline'], bench)
     assert final['verdict'] == 'reject' and final['keep'] is False and final['determined'] is False
     assert final['undetermined'] == ['regression_c8']
-    assert V.verdict(seq['baseline'], bench, regression_rule='interval')['verdict'] == 'marginal'
+    assert V.verdict(seq['baseline'], bench, regression_rule='interval')['verdict'] == 'reject'   # deprecated: the same
 
 
 def test_with_keep_marginal_the_same_candidate_measures_on_until_the_decision_is_settled():
@@ -273,12 +274,11 @@ def test_point_estimate_criteria_never_stop_the_rounds():
     result = {'criteria': {'throughput_gain_c1': {'status': 'met', 'basis': 'point_estimate'},
                            'tpot_reduction_c1': {'status': 'met', 'basis': 'interval'},
                            'minimum_gain_c1': {'status': 'met', 'basis': 'interval'}}}
-    assert Q.stop_state(result, 'interval') == (None, ['throughput_gain_c1'])
+    assert Q.stop_state(result) == (None, ['throughput_gain_c1'])
     result['criteria']['throughput_gain_c1']['basis'] = 'interval'
-    assert Q.stop_state(result, 'interval') == ('accept', [])
+    assert Q.stop_state(result) == ('accept', [])
     result['criteria']['regression_c8'] = {'status': 'not_met', 'basis': 'point_estimate'}
-    assert Q.stop_state(result, 'point') == ('accept', [])
-    assert Q.stop_state(result, 'interval') == (None, ['regression_c8'])
+    assert Q.stop_state(result) == (None, ['regression_c8'])
 
 
 def test_a_phase_shift_stops_the_rounds_when_only_a_new_pair_of_phases_could_settle_the_verdict():

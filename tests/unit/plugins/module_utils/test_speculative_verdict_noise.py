@@ -93,27 +93,27 @@ def test_clear_reject_is_shown_by_the_intervals():
 def test_a_measured_c8_loss_within_the_noise_reverts_under_every_rule():
     """c=8: a 1-2 % loss in the point estimate, requests spread +-15 %: the interval does not show a loss.
 
-    Every rule reverts it with c8_tolerance 0: a measured loss beyond the tolerance is a loss (the default
-    tolerance, 2 %, lets this dip pass: below). regression_rule=interval counted
-    it as none before issue 21 (the interval did not show it); it is deprecated and now says so."""
+    With c8_tolerance 0 a measured loss beyond the tolerance is a loss (the default tolerance, 2 %, lets this dip
+    pass: below). regression_rule=interval counted it as none before issue 21 (the interval did not show it); interval
+    and point are deprecated now and decided as non_inferiority, the same verdict with a warning."""
     base, cand = pair(c8=((30.0, 0.15), (30.5, 0.15)))
     change = cand['runs'][1]['throughput_tok_s'] / base['runs'][1]['throughput_tok_s'] - 1
     assert -0.05 < change < 0  # a dip, within the noise
     default = decide(base, cand, c8_tolerance=0.0)
     assert default['verdict'] == 'reject' and default['keep'] is False
-    assert default['criteria']['regression_c8']['status'] == 'met'
-    result = decide(base, cand, regression_rule='interval', c8_tolerance=0.0)
-    regression = result['criteria']['regression_c8']
+    regression = default['criteria']['regression_c8']
     assert regression['point_status'] == 'met' and regression['status'] == 'met'
     assert regression['interval'][0] < -0.0 < regression['interval'][1]   # the interval alone would not show it
-    assert result['verdict'] == 'reject' and result['keep'] is False
-    assert any('regresses at concurrency 8' in r and 'point estimate' in r for r in result['reasons'])
-    assert any(w.startswith('regression_rule=interval is deprecated') for w in result['warnings'])
+    assert any('regresses at concurrency 8' in r and 'point estimate' in r for r in default['reasons'])
     assert not any('deprecated' in w for w in default['warnings'])
-    literal = decide(base, cand, regression_rule='point', c8_tolerance=0.0)
-    assert literal['verdict'] == 'reject' and literal['decision_basis'] == 'point_estimate'
-    assert literal['criteria']['regression_c8']['status'] == 'met'
-    assert any('regresses at concurrency 8' in r and 'point estimate' in r for r in literal['reasons'])
+    for rule in ('interval', 'point'):
+        result = decide(base, cand, regression_rule=rule, c8_tolerance=0.0)
+        assert dict(result, warnings=None) == dict(default, warnings=None), rule
+        assert [w for w in result['warnings'] if w not in default['warnings']] == [
+            'regression_rule=%s is deprecated and decided as non_inferiority: it kept %s of the candidates losing 10 %% '
+            'at concurrency 8 at the test bed\'s noise (docs/performance.md). Remove it; to trade safety for power on a '
+            'host whose noise you measured, raise c8_margin (at most 10.0 %%).'
+            % (rule, '80 to 93 %' if rule == 'interval' else '24 to 50 %')]
     # The default tolerance (2 % since issue 21): a dip of 1 to 2 % is no regression on its point estimate, and
     # under non-inferiority the interval must still rule out a 5 % loss for the change to be kept.
     tolerant = decide(base, cand)
@@ -526,17 +526,19 @@ def test_a_phase_shift_widens_the_intervals_and_a_near_bar_accept_becomes_undete
 
 
 def test_a_phase_shift_leaves_clear_verdicts_alone():
-    # (regression_rule=interval: under the default, an 8 % shift at c=8 cannot rule out a 5 % loss, see below)
-    accept = decide(*pair(c1=((22.0, 0.03), (10.0, 0.03))), phase_shift={'c1': 0.08, 'c8': 0.08},
-                    regression_rule='interval')
+    # c=1 only: at c=8 an 8 % shift cannot rule out a 5 % loss of a change that does not change c=8 (below).
+    accept = decide(*pair(c1=((22.0, 0.03), (10.0, 0.03))), phase_shift={'c1': 0.08})
     assert accept['verdict'] == 'accept' and accept['determined'] is True
-    reject = decide(*pair(c1=((22.0, 0.03), (30.0, 0.03))), phase_shift={'c1': 0.08, 'c8': 0.08},
-                    regression_rule='interval')
+    reject = decide(*pair(c1=((22.0, 0.03), (30.0, 0.03))), phase_shift={'c1': 0.08, 'c8': 0.08})
     assert reject['verdict'] == 'reject' and reject['determined'] is True
     c1_criteria = ('throughput_gain_c1', 'tpot_reduction_c1', 'minimum_gain_c1')
     assert not any(accept['criteria'][name]['shift_bound'] for name in c1_criteria)
-    # no change at c=8 sits on the regression threshold: shift-bound, and (regression_rule=interval) no regression
-    assert accept['criteria']['regression_c8']['shift_bound'] is True
+    # no change at c=8 with an 8 % shift there: the margin lies within the shift, so the open regression is
+    # shift-bound (more requests of the same two phases cannot rule the loss out), and not kept.
+    open8 = decide(*pair(c1=((22.0, 0.03), (10.0, 0.03))), phase_shift={'c1': 0.08, 'c8': 0.08})
+    assert open8['criteria']['regression_c8']['status'] == 'undetermined', open8['reasons']
+    assert open8['criteria']['regression_c8']['shift_bound'] is True and open8['keep'] is False
+    assert not any(open8['criteria'][name]['shift_bound'] for name in c1_criteria)
 
 
 def _aa_excludes_zero(trials, shift_sd, phase_shift, count=24):
@@ -606,8 +608,8 @@ def test_the_readme_calibration_no_longer_keeps_a_c8_loss():
 @pytest.mark.parametrize('phase_shift', [None, {'c1': 0.08, 'c8': 0.08}, {'c1': 0.3, 'c8': 0.3}])
 @pytest.mark.parametrize('decide_undetermined', ['point_estimate', 'undetermined'])
 @pytest.mark.parametrize('keep_marginal', [False, True])
-@pytest.mark.parametrize('c8_margin', [0.0, 0.05, 0.5])
-@pytest.mark.parametrize('rule', ['non_inferiority', 'point'])
+@pytest.mark.parametrize('c8_margin', [0.0, 0.05, 0.1])
+@pytest.mark.parametrize('rule', ['non_inferiority', 'point', 'interval'])
 def test_every_calibration_reverts_a_c8_loss_of_ten_percent_or_more(
         phase_shift, decide_undetermined, keep_marginal, c8_margin, rule):
     for loss in (0.10, 0.125, 0.3):
@@ -633,9 +635,13 @@ def test_non_inferiority_keeps_only_what_the_interval_shows_and_a_wider_interval
     assert any('settles an open regression as a regression' in r for r in careful['reasons'])
     left_open = decide(base, cand, phase_shift={'c1': 0.08, 'c8': 0.08}, decide_undetermined='undetermined')
     assert left_open['verdict'] == 'undetermined' and 'regression_c8' in left_open['undetermined']
-    # An operator who accepts that uncertainty raises the margin (a measured loss still reverts, above).
-    wide = decide(base, cand, phase_shift={'c1': 0.08, 'c8': 0.08}, c8_margin=0.3)
-    assert wide['verdict'] == 'accept' and wide['keep'] is True
+    # An operator who accepts more uncertainty raises the margin, at most to 10 % (a measured loss beyond the
+    # tolerance still reverts, above): on a host shifting 4 % a 5 % loss is not ruled out, a 10 % one is.
+    half = dict(phase_shift={'c1': 0.04, 'c8': 0.04})
+    assert decide(base, cand, **half)['criteria']['regression_c8']['status'] == 'undetermined'
+    wide = decide(base, cand, c8_margin=0.1, **half)
+    assert wide['verdict'] == 'accept' and wide['keep'] is True, wide['reasons']
+    assert any('rules out a loss larger than 10.0 % (c8_margin)' in r for r in wide['reasons'])
 
 
 def test_c8_margin_is_validated():
@@ -643,3 +649,16 @@ def test_c8_margin_is_validated():
     for bad in (float('nan'), -0.1, 1.5, 'x', True):
         with pytest.raises(V.SpeculativeInputError, match='c8_margin'):
             decide(base, cand, c8_margin=bad)
+
+
+@pytest.mark.parametrize('name', ['c8_margin', 'c8_tolerance'])
+def test_no_calibration_can_put_a_ten_percent_c8_loss_inside_the_tolerance_or_the_margin(name):
+    """Both shares end at 10 % (issue 21: every option combination reverts a c=8 loss of 10 %); the error names
+    the value and the range, and 0.1 itself is accepted."""
+    base, cand = pair()
+    for bad in (0.1000001, 0.2, 0.5, 1.0):
+        with pytest.raises(V.SpeculativeInputError) as err:
+            decide(base, cand, **{name: bad})
+        assert str(err.value) == ('%s must be from 0.0 to 0.1, got %s: a concurrency-8 loss of 10.0 %% or more always '
+                                  'reverts, whatever the calibration.' % (name, bad))
+    assert decide(base, cand, **{name: 0.1})['verdict'] in ('accept', 'marginal', 'reject')
