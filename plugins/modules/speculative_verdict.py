@@ -384,6 +384,26 @@ drafting:
         null when the run has no token count) and C(ignored).
       type: dict
   sample: {"off_above": 4, "ignored": true, "levels": {"8": {"drafts": 1650, "share": 0.97, "ignored": true}}}
+power:
+  description:
+    - What this measurement could have shown, approximately, from its own intervals (the standard error of each
+      ratio's log read from the interval's lower side) under the verdict's rules. A reverted verdict says it in its
+      RV(reasons), with what to change when concurrency 8 passes less than half the time.
+    - Optimistic on a host whose phase shift is not declared (O(phase_shift)), which no interval sees.
+  returned: always
+  type: dict
+  contains:
+    c1_gain_kept_80:
+      description: The true throughput gain at concurrency 1 a candidate needs to be kept 4 times in 5 against
+        O(min_throughput_gain) (on the point estimate, or on the interval with O(decide_undetermined=undetermined));
+        null without an interval at concurrency 1.
+      type: float
+    c8_unchanged_kept:
+      description: The probability that a candidate leaving concurrency-8 throughput unchanged passes there (its
+        interval rules out a loss beyond O(c8_margin), its point estimate none beyond O(c8_tolerance)); null without an
+        interval at concurrency 8.
+      type: float
+  sample: {"c1_gain_kept_80": 0.41, "c8_unchanged_kept": 0.09}
 recommendation:
   description: Advice for the next step; RV(keep) alone decides whether to revert.
   returned: always

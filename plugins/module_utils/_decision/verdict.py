@@ -34,6 +34,7 @@ from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.bootstra
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_checks import (
     EPSILON, MAX_NUM_SPECULATIVE_TOKENS, SHOW_LIMIT, SpeculativeInputError, _is_int, _is_number, check_bool,
     check_choice, check_float, check_int, show)
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import power as _power
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import spending
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.speedup import (
     draft_tokens_per_step, explain, measured_tokens_per_step)
@@ -665,7 +666,7 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
     sequential candidate's last looks used (``config.sequential.confidence``, see _spending), else 95 %.
 
     Returns a dict: verdict, keep, reasons, warnings, deltas, measurements, recommendation, criteria,
-    determined, undetermined, decision_basis, point_estimate_verdict, bootstrap, explanation, ttft, drafting.
+    determined, undetermined, decision_basis, point_estimate_verdict, bootstrap, explanation, ttft, drafting, power.
     Raises SpeculativeInputError on invalid input (mismatched workloads, failed runs...).
     """
     opts = _check_verdict_options({
@@ -836,6 +837,13 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
                        'prefill)%s.' % (_ttft_text(ttft), '' if opts['max_ttft_increase'] is None else
                                         '; max_ttft_increase %s at concurrency 1' % pct(opts['max_ttft_increase'])))
     reasons.extend(notes)
+    low1, low8 = ratio_iv.get(('throughput', LOW_CONCURRENCY)), ratio_iv.get(('throughput', HIGH_CONCURRENCY))
+    power = _power.of_verdict(point_ratios[('throughput', LOW_CONCURRENCY)], low1[0] if low1 else None,
+                              point_ratios.get(('throughput', HIGH_CONCURRENCY)), low8[0] if low8 else None,
+                              opts['confidence'], opts)
+    power_text = _power.sentence(power, opts)
+    if power_text:
+        reasons.append(power_text)
     regression = criteria.get('regression_c8')
     if regression and regression['basis'] == 'interval':
         if regression['status'] == 'undetermined':
@@ -956,6 +964,7 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
         'ttft': {'max_increase': opts['max_ttft_increase'], 'status': ttft_rule,
                  'verdict_without_it': before_ttft if ttft_rule == 'not_met' else None},
         'drafting': drafting,
+        'power': power,
     }
 
 
