@@ -184,7 +184,7 @@ def markdown(records, args):
              f"(batch-size-aware), random prompts (seed {args['seed']}), temperature 0, ignore_eos, concurrency 1 and 8, "
              f"{args['warmup']} warm-up + {args['num_prompts']} measured requests per level; `target-deep` in float32, "
              f"{'compiled (torch.compile)' if args.get('compile') else '--enforce-eager'}; every candidate judged by "
-             "speculative_verdict against its part's baseline (95 % intervals, regression_rule interval).", "",
+             "speculative_verdict against its part's baseline (95 % intervals, the default non-inferiority rule at c=8).", "",
              "| part | configuration | tok/s c=1 | TPOT p50 c=1 (ms) | tok/s c=8 | TPOT / TTFT p50 c=8 (ms) "
              "| acceptance c=1 / c=8 | verdict | gain c=1 | TPOT reduction c=1 | change c=8 | the role |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]

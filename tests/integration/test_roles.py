@@ -594,8 +594,8 @@ def test_after_a_refusal_a_c8_regression_tries_batch_size_aware_speculation_meas
 # Issue 21's case, on real vLLM: the README's calibration for a noisy host (phase_shift 8 % at both levels,
 # decide_undetermined: undetermined) and a candidate with a strong gain at c=1 and a clear loss at c=8 (the token budget
 # above: measured +60 % and -27 % here). The interval rule that was the default kept such a candidate (its widened c=8
-# interval did not show the loss); under every rule now a measured loss beyond c8_tolerance reverts, and
-# non-inferiority keeps nothing its interval does not show to lose less than c8_margin. Batch-size-aware speculation is
+# interval did not show the loss); now one rule decides (non-inferiority: a measured loss beyond c8_tolerance reverts,
+# and nothing is kept that its interval does not show to lose less than c8_margin). Batch-size-aware speculation is
 # off, so the verdict on the planned configuration is the outcome; the same baseline as above is reused (measured
 # sequentially, the same workload and service, well within jetson_spec_baseline_max_age).
 README_CALIBRATION_VARS = {**{key: value for key, value in BATCH_AWARE_VARS.items()
