@@ -404,6 +404,15 @@ power:
         interval at concurrency 8.
       type: float
   sample: {"c1_gain_kept_80": 0.41, "c8_unchanged_kept": 0.09}
+c8_regression_only:
+  description:
+    - True when concurrency 8 regressed (C(regression_c8) V(met)) while concurrency 1 passes - both concurrency-1 bars
+      V(met), or V(undetermined) with their point estimates V(met) (a sequential benchmark stops once the regression
+      settles the reject, often before its first-look intervals at concurrency 1 can show a bar).
+    - The speculative_decoding role then tries speculation at small batch sizes only, verified on its own.
+  returned: always
+  type: bool
+  sample: true
 recommendation:
   description: Advice for the next step; RV(keep) alone decides whether to revert.
   returned: always

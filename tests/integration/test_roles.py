@@ -593,7 +593,7 @@ def test_after_a_refusal_a_c8_regression_tries_batch_size_aware_speculation_meas
 
 # Issue 21's case, on real vLLM: the README's calibration for a noisy host (phase_shift 8 % at both levels,
 # decide_undetermined: undetermined) and a candidate with a strong gain at c=1 and a clear loss at c=8 (the token budget
-# above: measured +60 % and -27 % here). The interval rule that was the default kept such a candidate (its widened c=8
+# above: measured +60 to +145 % and -9 to -27 % here). The interval rule that was the default kept such a candidate (its widened c=8
 # interval did not show the loss); now one rule decides (non-inferiority: a measured loss beyond c8_tolerance reverts,
 # and nothing is kept that its interval does not show to lose less than c8_margin). Batch-size-aware speculation is
 # off, so the verdict on the planned configuration is the outcome; the same baseline as above is reused (measured
@@ -610,8 +610,9 @@ def test_the_readme_calibration_reverts_a_strong_c1_gain_with_a_c8_loss_on_real_
     assert_record_is_reality(fleet, "thor-accept")
     fact = fleet.fact("thor-accept")
     deltas = fact["deltas"]
-    # The premise: a c=1 gain past the +30 % bar and a c=8 loss of 10 % or more, measured on this test bed.
-    assert deltas["throughput_gain_c1"] >= 0.30 and deltas["throughput_change_c8"] <= -0.10, deltas
+    # The premise: a c=1 gain past the +30 % bar and a clear c=8 loss, measured on this test bed (-9 to -27 % in the
+    # runs so far: 16 requests at c=8 queued behind the 16-token budget; beyond the 2 % tolerance every time).
+    assert deltas["throughput_gain_c1"] >= 0.30 and deltas["throughput_change_c8"] <= -0.05, deltas
     assert fact["status"] == "reverted" and fact["verdict"] in ("reject", "undetermined"), fact["reasons"]
     assert any("regresses at concurrency 8" in r or "does not rule out a loss larger than" in r
                for r in fact["reasons"]), fact["reasons"]

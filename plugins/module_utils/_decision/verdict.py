@@ -405,6 +405,21 @@ def decide(criteria, decide_undetermined='point_estimate'):
     return 'undetermined', final, open_names, point_verdict
 
 
+def c8_regression_only(criteria):
+    """True when concurrency 8 regressed (regression_c8 met) while concurrency 1 passes: both c=1 bars met on their
+    intervals, or on their point estimates where the intervals leave them open.
+
+    What makes batch-size-aware speculation worth a try (the role's trigger; that attempt is verified on its own). A
+    sequential benchmark stops as soon as the c=8 regression settles the reject, often before its first-look intervals
+    at concurrency 1 (99.9998 %) can show a bar, so an open c=1 criterion counts on its point estimate here.
+    """
+    def passes(name):
+        entry = criteria.get(name) or {}
+        return entry.get('status') == 'met' or (entry.get('status') == 'undetermined' and entry.get('point_status') == 'met')
+    return (passes('throughput_gain_c1') and passes('tpot_reduction_c1')
+            and (criteria.get('regression_c8') or {}).get('status') == 'met')
+
+
 def keep_of(verdict, keep_marginal=False):
     """Whether a verdict keeps the change: accept, or marginal with keep_marginal."""
     return verdict == 'accept' or (verdict == 'marginal' and bool(keep_marginal))
@@ -666,7 +681,8 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
     sequential candidate's last looks used (``config.sequential.confidence``, see _spending), else 95 %.
 
     Returns a dict: verdict, keep, reasons, warnings, deltas, measurements, recommendation, criteria,
-    determined, undetermined, decision_basis, point_estimate_verdict, bootstrap, explanation, ttft, drafting, power.
+    determined, undetermined, decision_basis, point_estimate_verdict, bootstrap, explanation, ttft, drafting, power,
+    c8_regression_only.
     Raises SpeculativeInputError on invalid input (mismatched workloads, failed runs...).
     """
     opts = _check_verdict_options({
@@ -965,6 +981,7 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
                  'verdict_without_it': before_ttft if ttft_rule == 'not_met' else None},
         'drafting': drafting,
         'power': power,
+        'c8_regression_only': c8_regression_only(criteria),
     }
 
 

@@ -131,6 +131,26 @@ def test_real_regression_at_concurrency_8_is_shown_and_rejects():
                for r in result['reasons'])
 
 
+def test_c8_regression_only_is_a_c1_pass_shown_or_on_its_points_with_a_c8_regression():
+    """The role's trigger for batch-size-aware speculation: a clear c=1 gain with a clear c=8 loss is one; so is a c=1
+    gain whose interval is still open (few, noisy requests) but whose point estimates pass both bars; a c=1 point
+    estimate below a bar, or no c=8 regression, is not."""
+    clear = decide(*pair(c1=STRONG_C1, c8=((30.0, 0.05), (38.5, 0.05))))
+    assert clear['verdict'] == 'reject' and clear['c8_regression_only'] is True
+    open1 = decide(*pair(c1=((22.0, 0.25), (12.0, 0.25)), c8=((30.0, 0.05), (38.5, 0.05)), count=8))
+    statuses = [open1['criteria'][name]['status'] for name in ('throughput_gain_c1', 'tpot_reduction_c1')]
+    assert 'undetermined' in statuses and all(open1['criteria'][name]['point_status'] == 'met'
+                                              for name in ('throughput_gain_c1', 'tpot_reduction_c1')), open1['criteria']
+    assert open1['c8_regression_only'] is True
+    below = decide(*pair(c1=((22.0, 0.03), (19.0, 0.03)), c8=((30.0, 0.05), (38.5, 0.05))))
+    assert below['criteria']['throughput_gain_c1']['point_status'] == 'not_met' and below['c8_regression_only'] is False
+    flat8 = decide(*pair(c1=STRONG_C1))
+    assert flat8['keep'] is True and flat8['c8_regression_only'] is False
+    alone = decide(*pair(c1=STRONG_C1, c8=None))
+    assert alone['c8_regression_only'] is False
+    assert V.c8_regression_only({}) is False
+
+
 def test_small_noisy_sample_is_undetermined_and_says_so():
     """8 requests per phase, +-20 % per request: the interval of the gain spans both the 10 % and the 30 % bar."""
     base, cand = pair(c1=((22.0, 0.2), (16.9, 0.2)), c8=None, count=8)
