@@ -289,7 +289,8 @@ def stretch(interval, measured, factor):
 MAX_PHASE_SHIFT = 0.5
 
 
-def _z(confidence=CONFIDENCE):
+def two_sided_z(confidence=CONFIDENCE):
+    """The normal quantile of a two-sided ``confidence`` interval (1.96 at 95 %)."""
     return NormalDist().inv_cdf((1.0 + confidence) / 2.0)
 
 
@@ -302,7 +303,7 @@ def with_phase_shift(interval, measured, shift, confidence=CONFIDENCE):
     """
     if interval is None or not shift:
         return interval
-    margin = _z(confidence) * shift
+    margin = two_sided_z(confidence) * shift
     low, high = interval
     centre = math.log(measured)
     if low > 0:
@@ -316,4 +317,4 @@ def shift_bound(measured, threshold_ratio, shift, confidence=CONFIDENCE):
     however many requests the two phases had, the interval would still include it."""
     if not shift or not measured > 0 or not threshold_ratio > 0:
         return False
-    return abs(math.log(measured) - math.log(threshold_ratio)) < _z(confidence) * shift
+    return abs(math.log(measured) - math.log(threshold_ratio)) < two_sided_z(confidence) * shift

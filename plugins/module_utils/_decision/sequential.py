@@ -501,7 +501,7 @@ def _report(p, seq, state, history, stopped, open_names, base, benchmark, failur
         if 'regression_c8' in open_names:
             how.append('does not keep the change: at concurrency 8 its interval does not rule out a loss larger than '
                        'c8_margin (%s), and not ruling a loss out is not a pass (non-inferiority)'
-                       % V.pct(max(seq['c8_margin'], seq['c8_tolerance'])))
+                       % V.pct(V.noninferiority_margin(seq)))
         report['reason'] = ('Stopped after round %d: the budget of %d measured requests per level is spent and '
                             '%s %s still undetermined at the last look (intervals: %s); the verdict (%s) %s. %d '
                             'requests in all (candidate measured %s).'

@@ -243,6 +243,11 @@ def check_c8_loss(name, value):
     return value
 
 
+def noninferiority_margin(opts):
+    """The loss at concurrency 8 the interval must rule out: c8_margin, never less than c8_tolerance."""
+    return max(opts['c8_margin'], opts['c8_tolerance'])
+
+
 def deprecated_rule_warning(rule):
     """The warning every verdict under a deprecated regression_rule carries, or None."""
     if rule not in DEPRECATED_RULES:
@@ -807,7 +812,7 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
             # Non-inferiority: a measured loss beyond the tolerance is a regression; no regression only when the
             # interval's lower bound rules out a loss larger than the margin (never a smaller margin than the
             # tolerance); else open.
-            margin = -max(opts['c8_margin'], opts['c8_tolerance'])
+            margin = -noninferiority_margin(opts)
             if point_status == 'met':
                 status = 'met'
             elif change8_iv[0] >= margin - EPSILON:
@@ -856,8 +861,8 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
     low1, low8 = ratio_iv.get(('throughput', LOW_CONCURRENCY)), ratio_iv.get(('throughput', HIGH_CONCURRENCY))
     power = _power.of_verdict(point_ratios[('throughput', LOW_CONCURRENCY)], low1[0] if low1 else None,
                               point_ratios.get(('throughput', HIGH_CONCURRENCY)), low8[0] if low8 else None,
-                              opts['confidence'], opts)
-    power_text = _power.sentence(power, opts)
+                              opts['confidence'], opts, noninferiority_margin(opts))
+    power_text = _power.sentence(power, opts['min_throughput_gain'], noninferiority_margin(opts))
     if power_text:
         reasons.append(power_text)
     regression = criteria.get('regression_c8')
@@ -870,8 +875,9 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
         elif regression['status'] == 'not_met':
             reasons.append('At concurrency 8 the %s interval rules out a loss larger than %s (c8_margin).'
                            % (text8, pct(-regression['threshold'])))
-    if deprecated_rule_warning(opts['regression_rule']):
-        warnings.append(deprecated_rule_warning(opts['regression_rule']))
+    deprecated = deprecated_rule_warning(opts['regression_rule'])
+    if deprecated:
+        warnings.append(deprecated)
     for name in open_names:
         words, signed = CRITERION_WORDS[name]
         entry = criteria[name]
