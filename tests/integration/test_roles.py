@@ -299,6 +299,80 @@ def test_serve_role_second_run_changes_nothing(fleet):
     assert fleet.main_pid("orin-reject") == pid
 
 
+# A unit or compose file serve did not write (no `(jetson_llm.vllm.serve)` in its header) is copied before it is
+# replaced (issue 36). On thor-batch: its simulator starts in about 2 s, and its first speculative run comes later.
+BACKUP_DIR = "/var/lib/jetson_llm/serve-backups"
+COPY_KEPT = re.compile(rf"a copy is kept at ({re.escape(BACKUP_DIR)}/vllm\.service\.[0-9]{{8}}T[0-9]{{6}}Z) ")
+
+
+def hand_written(unit, note):
+    """``unit`` as an operator who wrote it by hand has it: without the collection's header, with a note of theirs
+    and their own Description= (what serve renders is otherwise the same, so the host serves the same either way)."""
+    lines = unit.decode().splitlines(keepends=True)
+    while lines and lines[0].startswith("#"):
+        lines.pop(0)
+    body = "".join(lines).replace("Description=vLLM OpenAI-compatible server", "Description=vLLM, set up by hand", 1)
+    return f"# {note}\n{body}".encode()
+
+
+def kept_copies(fleet, name):
+    directory = fleet.hosts[name].path(BACKUP_DIR)
+    return sorted(p.name for p in directory.iterdir()) if directory.exists() else []
+
+
+def test_serve_role_keeps_a_copy_of_a_hand_written_unit_before_it_replaces_it(fleet):
+    name, serve_only = "thor-batch", {"test_run_speculative": False}
+    unit = fleet.hosts[name].path(UNIT)
+    unit_before = unit.read_bytes()
+    assert b"(jetson_llm.vllm.serve)" in unit_before and kept_copies(fleet, name) == []
+    operator = hand_written(unit_before, "vLLM on this Jetson, written by hand (ops ticket 4711)")
+    assert b"jetson_llm.vllm.serve" not in operator and b"Description=vLLM, set up by hand" in operator
+    unit.write_bytes(operator)
+    try:
+        # Check mode says where the copy would go, and copies and changes nothing.
+        _rc, out = fleet.play(name, extra=serve_only, check=True)
+        assert (f"{UNIT} was not written by jetson_llm.vllm.serve: it would be replaced, and a copy kept at "
+                f"{BACKUP_DIR}/vllm.service.<UTC time of the run>") in out, out[-4000:]
+        assert not fleet.hosts[name].path(BACKUP_DIR).exists() and unit.read_bytes() == operator
+
+        # The run copies the operator's bytes (root only) before the template replaces them, and says where.
+        _rc, out = fleet.play(name, extra=serve_only)
+        found = COPY_KEPT.findall(out)
+        assert len(found) == 1 and f"{UNIT} was not written by jetson_llm.vllm.serve" in out, out[-4000:]
+        copy = fleet.hosts[name].path(found[0])
+        assert kept_copies(fleet, name) == [copy.name]
+        assert copy.read_bytes() == operator
+        assert copy.stat().st_mode & 0o7777 == 0o600 and copy.stat().st_uid == 0
+        assert fleet.hosts[name].path(BACKUP_DIR).stat().st_mode & 0o7777 == 0o700
+        assert unit.read_bytes() == unit_before, "the unit is not the collection's again"
+        assert healthy(name)
+
+        # The unit is the collection's now: the next run copies nothing, changes nothing, restarts nothing.
+        pid = fleet.main_pid(name)
+        _rc, out = fleet.play(name, extra=serve_only)
+        assert recap(out, name)["changed"] == 0 and "was not written by" not in out, out[-4000:]
+        assert kept_copies(fleet, name) == [copy.name] and fleet.main_pid(name) == pid
+
+        # Another hand-written version with one copy kept: only the newest copy remains.
+        second = hand_written(unit_before, "vLLM on this Jetson, edited by hand again (ops ticket 4712)")
+        unit.write_bytes(second)
+        _rc, out = fleet.play(name, extra={**serve_only, "vllm_definition_backups_keep": 1})
+        found = COPY_KEPT.findall(out)
+        assert len(found) == 1 and "(root only; the last 1 copy is kept)" in out, out[-4000:]
+        newest = fleet.hosts[name].path(found[0])
+        assert newest.name > copy.name and kept_copies(fleet, name) == [newest.name]
+        assert newest.read_bytes() == second
+        assert unit.read_bytes() == unit_before and healthy(name)
+    finally:
+        # The host as the later tests expect it: the collection's unit, running, no copies.
+        if unit.read_bytes() != unit_before:
+            unit.write_bytes(unit_before)
+            fleet.hosts[name].nsenter(["systemctl", "daemon-reload"])
+            fleet.hosts[name].nsenter(["systemctl", "restart", "vllm.service"])
+            wait_healthy(fleet, name)
+        shutil.rmtree(fleet.hosts[name].path(BACKUP_DIR), ignore_errors=True)
+
+
 # --- bad variables ---------------------------------------------------------------------------------
 BAD_VARIABLES = [
     ({"vllm_model": "/models/x\nExecStartPre=/bin/rm -rf /"}, "vllm_model"),
