@@ -73,6 +73,22 @@ def read_regular_bytes(real, limit):
         os.close(descriptor)
 
 
+def parent_problem(path):
+    """Why the file ``path`` cannot be created (an ancestor that exists but is not a directory), or None."""
+    directory = os.path.dirname(os.path.abspath(path))
+    while directory and directory != '/':
+        if os.path.lexists(directory):
+            if os.path.isdir(directory):
+                return None
+            try:
+                kind = file_kind(os.lstat(directory).st_mode) if not os.path.islink(directory) else 'a broken link'
+            except OSError:
+                kind = 'not a directory'
+            return 'its parent %s is %s, not a directory' % (directory, 'a regular file' if kind == 'not a file' else kind)
+        directory = os.path.dirname(directory)
+    return None
+
+
 def write_atomic(module, path, content, mode=0o644):
     """Write ``content`` (bytes, or text as UTF-8) to ``path`` whole or not at all, with ``mode``.
 
@@ -81,19 +97,32 @@ def write_atomic(module, path, content, mode=0o644):
     ``atomic_move`` gives the new file the mode of the one it replaces, so an existing ``path`` is first narrowed to
     the stricter of both modes (a 0644 file that now receives a secret is never readable by others, not even between
     the move and the last chmod), and ``mode`` is set once the new file is in place.
+
+    A path that cannot be written (a parent that is a file, a full or read-only file system) fails the module with
+    the path and the system's words; the old file, if any, is left as it was.
     """
     if not isinstance(content, bytes):
         content = content.encode('utf-8')
+    problem = parent_problem(path)
+    if problem:
+        module.fail_json(msg='Cannot write %s: %s. Nothing was changed.' % (path, problem))
     directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        os.makedirs(directory, 0o755)
-    descriptor, temporary = tempfile.mkstemp(dir=directory, prefix='.%s.' % os.path.basename(path))
+    temporary = None
     try:
+        if not os.path.isdir(directory):
+            os.makedirs(directory, 0o755)
+        descriptor, temporary = tempfile.mkstemp(dir=directory, prefix='.%s.' % os.path.basename(path))
         with os.fdopen(descriptor, 'wb') as handle:
             handle.write(content)
         os.chmod(temporary, mode)
         if os.path.isfile(path) and not os.path.islink(path):
             os.chmod(path, os.stat(path).st_mode & mode & 0o7777)
+    except (IOError, OSError) as exc:
+        if temporary and os.path.exists(temporary):
+            os.unlink(temporary)
+        module.fail_json(msg='Cannot write %s: %s. Nothing was changed.'
+                         % (path, getattr(exc, 'strerror', None) or exc))
+    try:
         module.atomic_move(temporary, path)
         os.chmod(path, mode)
     finally:

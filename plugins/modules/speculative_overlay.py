@@ -46,7 +46,9 @@ extends_documentation_fragment:
   - jetson_llm.vllm._attributes.writer
 options:
   name:
-    description: The systemd service (C(vllm) or C(vllm.service)), or the compose service.
+    description:
+      - The systemd service (C(vllm) or C(vllm.service)), or the compose service.
+      - Letters, digits and C(:_.@-\), not starting with C(-) or C(.); anything else fails and nothing is changed.
     type: str
     required: true
   manager:
@@ -68,18 +70,13 @@ options:
     default: all
     choices: [candidate, all]
   speculative_config:
-    description: The C(--speculative-config) value (required with O(state=candidate)).
+    description:
+      - The C(--speculative-config) value (required with O(state=candidate)).
+      - A NaN or an infinity anywhere in it fails the module and nothing is written (JSON cannot carry them).
     type: dict
   gpu_memory_utilization:
     description: The lowered C(--gpu-memory-utilization), above 0 and at most 1 (required with O(state=candidate)).
     type: float
-  legacy_last_known_good:
-    description:
-      - A copy of the unit or compose file kept by releases before 0.3.0, which wrote the speculative change into the
-        unit or compose file itself. With O(state=absent), when the unit without the overlay (or the project's compose
-        file) runs C(--speculative-config) and this copy exists, the copy is put back in its place and removed (once,
-        on upgrade).
-    type: path
 '''
 
 EXAMPLES = r'''
@@ -155,10 +152,6 @@ daemon_reload:
   description: Whether the caller must run systemctl daemon-reload (a drop-in was written or removed; never for compose).
   returned: always
   type: bool
-migrated:
-  description: Whether a unit written by an earlier release was put back from O(legacy_last_known_good).
-  returned: always
-  type: bool
 '''
 
 import os
@@ -168,12 +161,11 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay_compose
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import info as service_info
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import files
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import systemd
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._files import write_atomic
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._safe import InputError, check_name, dumps, end_of_options
 
 ROOT = '/'
-MAX_UNIT_BYTES = files.MAX_FILE_BYTES
 
 
 def _remove(path):
@@ -186,7 +178,7 @@ def _remove(path):
 def _fragment_path(module, unit):
     systemctl = module.get_bin_path('systemctl')
     if systemctl:
-        rc, out, _err = module.run_command([systemctl, 'show', '--property=FragmentPath', '--value', unit],
+        rc, out, _err = module.run_command(end_of_options([systemctl, 'show', '--property=FragmentPath', '--value'], [unit]),
                                            check_rc=False, environ_update={'LC_ALL': 'C', 'SYSTEMD_PAGER': ''})
         if rc == 0 and out.strip():
             return out.strip()
@@ -221,14 +213,6 @@ class _Systemd(object):
     def render(self, speculative_config, gmu):
         return overlay.render(self.unit, self.baseline, speculative_config, gmu)
 
-    def legacy_target(self):
-        """(path, runs --speculative-config) of what an earlier release wrote the change into."""
-        runs = '--speculative-config' in [word.split('=', 1)[0] for word in (self.baseline.get('argv') or [])]
-        return self.path, runs
-
-    def reread(self):
-        return overlay.read_baseline(ROOT, self.unit, self.path)['sha256']
-
 
 class _Compose(object):
     """The overlay of a compose service: an override file in the project directory."""
@@ -237,11 +221,10 @@ class _Compose(object):
 
     def __init__(self, module):
         params = module.params
-        name = params['name']
-        if not isinstance(name, str) or not name or '/' in name or name.strip() != name or '\0' in name \
-                or any(ord(char) < 32 for char in name):
-            module.fail_json(msg='name %r is not a compose service name: nothing was changed.' % (name,))
-        self.name = name
+        try:
+            self.name = check_name(params['name'], 'name', 'a compose service name')
+        except InputError as exc:
+            module.fail_json(msg='%s: nothing was changed.' % exc)
         try:
             self.project_src = overlay_compose.checked_project(params['project_src'])
         except overlay.OverlayError as exc:
@@ -274,13 +257,6 @@ class _Compose(object):
     def render(self, speculative_config, gmu):
         return overlay_compose.render(self.name, self.baseline, speculative_config, gmu)
 
-    def legacy_target(self):
-        runs = (self.baseline.get('serve') or {}).get('speculative_config') is not None
-        return self.path, runs and len(self.base_files) == 1
-
-    def reread(self):
-        return self._read()['sha256']
-
 
 def main():
     module = AnsibleModule(
@@ -292,7 +268,6 @@ def main():
             scope=dict(type='str', default='all', choices=['candidate', 'all']),
             speculative_config=dict(type='dict'),
             gpu_memory_utilization=dict(type='float'),
-            legacy_last_known_good=dict(type='path'),
         ),
         required_if=[('state', 'candidate', ['speculative_config', 'gpu_memory_utilization']),
                      ('manager', 'compose', ['project_src'])],
@@ -302,6 +277,11 @@ def main():
     gmu = params['gpu_memory_utilization']
     if gmu is not None and not 0 < gmu <= 1:  # NaN fails both comparisons
         module.fail_json(msg='gpu_memory_utilization %r is not above 0 and at most 1: nothing was changed.' % gmu)
+    if params['speculative_config'] is not None:
+        try:  # before the host is read: a NaN would be written as NaN, which vLLM refuses only when it starts
+            dumps(params['speculative_config'], 'speculative_config')
+        except InputError as exc:
+            module.fail_json(msg='%s: nothing was changed.' % exc)
     target = _Compose(module) if params['manager'] == 'compose' else _Systemd(module)
     state = params['state']
     where, current = target.where, target.current
@@ -314,7 +294,6 @@ def main():
     before = dict((key, current[key].text if current[key].exists else None) for key in ('candidate', 'committed'))
     after = dict(before)
     modes = {'candidate': 0o644, 'committed': 0o644}
-    migrated = False
 
     if state == 'candidate':
         try:
@@ -335,32 +314,14 @@ def main():
         if params['scope'] == 'all':
             after['committed'] = None
 
-    legacy = params['legacy_last_known_good']
-    legacy_read = None
-    legacy_path = None
-    if state == 'absent' and params['scope'] == 'all' and legacy and readable:
-        legacy_read = files.read_regular(ROOT, legacy, limit=MAX_UNIT_BYTES)
-        legacy_path, runs_speculative = target.legacy_target()
-        migrated = legacy_read.data is not None and runs_speculative
-        if migrated and (os.path.islink(legacy_path) or not os.path.isfile(legacy_path)):
-            module.fail_json(msg='%s runs --speculative-config written by an earlier release, but %s is not a regular '
-                             'file: put %s back by hand. Nothing was changed.' % (params['name'], legacy_path, legacy))
-
-    changed = after != before or migrated
-    result = dict(changed=changed, unit_path=target.path, migrated=migrated,
+    changed = after != before
+    result = dict(changed=changed, unit_path=target.path,
                   daemon_reload=changed and params['manager'] == 'systemd', baseline_sha256=target.baseline['sha256'])
     if module._diff:
         result['diff'] = [{'before_header': where[key], 'after_header': where[key],
                            'before': target.redact(before[key] or ''), 'after': target.redact(after[key] or '')}
                           for key in ('candidate', 'committed') if before[key] != after[key]]
-        if migrated:
-            result['diff'].append({'before_header': legacy_path, 'after_header': legacy_path,
-                                   'before': '(the file with --speculative-config)\n',
-                                   'after': '(the copy %s)\n' % legacy})
     if changed and not module.check_mode:
-        if migrated:
-            write_atomic(module, legacy_path, legacy_read.data, 0o644)
-            os.unlink(legacy)
         # Commit: write the kept file first, then remove the candidate, so a crash in between leaves two identical
         # overlays.
         for key in ('committed', 'candidate'):
@@ -370,8 +331,6 @@ def main():
                 write_atomic(module, where[key], after[key].encode('utf-8'), modes[key])
             else:
                 _remove(where[key])
-        if migrated:
-            result['baseline_sha256'] = target.reread()
     for key in ('candidate', 'committed'):
         result[key] = {'path': where[key], 'exists': after[key] is not None}
     result['compose_files'] = overlay_compose.compose_files(

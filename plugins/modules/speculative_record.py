@@ -31,7 +31,9 @@ extends_documentation_fragment:
   - jetson_llm.vllm._attributes.writer
 options:
   path:
-    description: The record file, an absolute path.
+    description:
+      - The record file, an absolute path without control characters. A path whose parent exists but is not a
+        directory, or that is not a regular file, fails the module and nothing is written.
     type: path
     required: true
   record:
@@ -68,7 +70,8 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.record import MAX_RECORD_BYTES, RecordError, dumps, validate
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._files import write_atomic
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._files import parent_problem, write_atomic
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._safe import InputError, check_path
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.files import read_regular
 
 
@@ -78,8 +81,13 @@ def main():
         supports_check_mode=True,
     )
     path = module.params['path']
-    if not os.path.isabs(path):
-        module.fail_json(msg='path %r must be an absolute path' % path)
+    try:
+        check_path(path, 'path')
+    except InputError as exc:
+        module.fail_json(msg='%s. Nothing was changed.' % exc)
+    problem = parent_problem(path)
+    if problem:
+        module.fail_json(msg='The record cannot be written at %s: %s. Nothing was changed.' % (path, problem))
     try:
         content = dumps(module.params['record'])
     except RecordError as exc:

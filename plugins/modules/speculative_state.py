@@ -17,8 +17,8 @@ description:
   - "What it reads: the deployed service as M(jetson_llm.vllm.vllm_service_info) reads it (the unit with its
     drop-ins or the project's compose files, and the command line of the B(running) process or container), this
     collection's overlay (M(jetson_llm.vllm.speculative_overlay)), the recorded outcome (O(fact_file), any schema
-    this collection wrote; a damaged record counts as none, with a reason), an earlier release's last-known-good copy
-    (O(last_known_good)) and the guard (the timer O(guard_unit), the boot-time unit O(boot_guard))."
+    this collection wrote; a damaged record counts as none, with a reason, and the host is verified again) and the
+    guard (the timer O(guard_unit), the boot-time unit O(boot_guard))."
   - "The inputs are normalised the Ansible way before they are compared with the record: V(\"false\"), V(\"no\"),
     V(0) are false, numeric strings are numbers; a value that is neither fails with the option's name. An AWX
     survey's string booleans therefore give the same fingerprint as YAML booleans."
@@ -34,7 +34,10 @@ extends_documentation_fragment:
   - jetson_llm.vllm._attributes.reader
 options:
   name:
-    description: The systemd unit (without C(.service)) or the compose service of vLLM.
+    description:
+      - The systemd unit (without C(.service)) or the compose service of vLLM.
+      - Letters, digits and C(:_.@-\), not starting with C(-) or C(.) (a name is an operand of C(systemctl) and
+        C(docker)); anything else fails and nothing is read.
     type: str
     required: true
   manager:
@@ -46,17 +49,16 @@ options:
     description: The compose project directory (with O(manager=compose)).
     type: path
   fact_file:
-    description: The outcome record (JSON) of earlier runs.
-    type: path
-    required: true
-  last_known_good:
     description:
-      - The last-known-good copy of the non-speculative service definition that releases before 0.3.0 kept (they wrote
-        the change into the unit or compose file itself). Only read, so that such a host can still be restored.
+      - The outcome record (JSON) of earlier runs, an absolute path.
+      - A record that cannot be read (not a regular file, not JSON, nested too deep, a number JSON cannot carry, an
+        unknown status or schema) counts as none, with a warning saying why, and the host is verified again.
     type: path
     required: true
   guard_unit:
-    description: The guard's systemd timer, without C(.timer). Armed means C(ActiveState) active or activating.
+    description:
+      - The guard's systemd timer, without C(.timer). Armed means C(ActiveState) active or activating.
+      - The same rule as O(name).
     type: str
     required: true
   boot_guard:
@@ -210,7 +212,6 @@ EXAMPLES = r'''
   jetson_llm.vllm.speculative_state:
     name: vllm
     fact_file: /etc/ansible/facts.d/jetson_vllm_speculative.fact
-    last_known_good: /var/lib/jetson_llm/speculative/vllm.last-known-good
     guard_unit: jetson-spec-guard-vllm
     inputs:
       keep_marginal: "false"   # an AWX survey's string: the same as false
@@ -275,13 +276,6 @@ service:
     speculative: {description: "The effective definition (with the overlay) has C(--speculative-config).", type: bool, returned: always}
     model: {description: "The model it serves (running process first, else the file), or null.", type: str, returned: always}
     port: {description: "Its port, or null.", type: int, returned: always}
-last_known_good:
-  description: The last-known-good copy.
-  returned: always
-  type: dict
-  contains:
-    exists: {description: "It exists as a regular file.", type: bool, returned: always}
-    sha256: {description: "Its sha256, or null.", type: str, returned: always}
 overlay:
   description: "This collection's overlay (M(jetson_llm.vllm.speculative_overlay)): a drop-in (systemd) or an override
     file (compose)."
@@ -300,8 +294,8 @@ compose:
     files: {description: "Every file the service runs from now (the project's, then the overrides that exist).", type: list, elements: str, returned: always}
 can_restore:
   description:
-    - Whether this collection can put a non-speculative service back (by removing its overlay), unless the service
-      without it speculates; then only an earlier release's last-known-good copy can.
+    - Whether this collection can put a non-speculative service back by removing its overlay (not when the service
+      without the overlay speculates, since that speculation is not this collection's to remove).
   returned: always
   type: bool
 guard_armed:
@@ -350,14 +344,13 @@ workload:
   type: dict
 '''
 
-import hashlib
-
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.endpoint import exposure_warning
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.lifecycle import decide, fingerprint
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.record import MAX_RECORD_BYTES, parse
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.verdict import DEPRECATED_RULES
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._safe import InputError, check_name, check_path, end_of_options
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.info import (
     Runner, ServiceInfoError, compose_config_runner, gather)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.files import read_regular
@@ -410,7 +403,8 @@ def guard_armed(module, unit, boot_guard=None):
     systemctl = module.get_bin_path('systemctl')
     if not systemctl:
         return False
-    rc, out, _err = module.run_command([systemctl, 'show', '--property=ActiveState', '--value', unit + '.timer'],
+    rc, out, _err = module.run_command(end_of_options([systemctl, 'show', '--property=ActiveState', '--value'],
+                                                      [unit + '.timer']),
                                        check_rc=False, environ_update={'LC_ALL': 'C', 'SYSTEMD_PAGER': ''})
     return rc == 0 and out.strip() in ('active', 'activating')
 
@@ -422,7 +416,6 @@ def main():
             manager=dict(type='str', default='systemd', choices=['systemd', 'compose']),
             project_src=dict(type='path'),
             fact_file=dict(type='path', required=True),
-            last_known_good=dict(type='path', required=True),
             guard_unit=dict(type='str', required=True),
             boot_guard=dict(type='path'),
             state=dict(type='str', default='enabled', choices=['enabled', 'disabled']),
@@ -451,6 +444,13 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
+    try:
+        check_name(params['name'], 'name')
+        check_name(params['guard_unit'], 'guard_unit')
+        for option in ('fact_file', 'boot_guard', 'project_src'):
+            check_path(params[option], option, allow_none=option != 'fact_file')
+    except InputError as exc:
+        module.fail_json(msg='%s. Nothing was read or changed.' % exc)
 
     def run_command(argv):
         return module.run_command(argv, check_rc=False, environ_update={'LC_ALL': 'C', 'SYSTEMD_PAGER': ''})
@@ -467,10 +467,8 @@ def main():
     record, parse_problem = parse(record_read.data) if record_read.data is not None else ({}, None)
     record_problem = record_problem or parse_problem
     if record_problem:
-        module.warn('The recorded outcome %s is ignored: %s.' % (params['fact_file'], record_problem))
-    lkg_read, lkg_problem = _read(params['last_known_good'], 4 * 1048576)
-    if lkg_problem:
-        module.warn(lkg_problem)
+        module.warn('The recorded outcome %s is ignored: %s. It counts as no record: the host is verified again.'
+                    % (params['fact_file'], record_problem))
 
     running = service.get('running') or None
     run_serve = (running or {}).get('serve') or {}
@@ -501,7 +499,7 @@ def main():
             baseline_serve = base['serve'] or {}
             overlay_info['baseline_speculative'] = baseline_serve.get('speculative_config') is not None
             service_sha256 = base['sha256']
-            can_restore = not overlay_info['baseline_speculative'] or lkg_read.data is not None
+            can_restore = not overlay_info['baseline_speculative']
     elif service.get('exists') and service_file.get('path'):
         unit = systemd.unit_name(params['name'])
         base = overlay.read_baseline(LIVE_ROOT, unit, service_file['path'])
@@ -511,7 +509,7 @@ def main():
         overlay_info = {'candidate': present['candidate'].exists, 'committed': present['committed'].exists,
                         'baseline_speculative': baseline_serve.get('speculative_config') is not None}
         service_sha256 = base['sha256']
-        can_restore = not overlay_info['baseline_speculative'] or lkg_read.data is not None
+        can_restore = not overlay_info['baseline_speculative']
 
     if speculative:
         baseline_gmu = baseline_serve.get('gpu_memory_utilization')
@@ -571,8 +569,6 @@ def main():
                  'speculative': configured.get('speculative_config') is not None,
                  'model': (service.get('serve') or {}).get('model'), 'port': (service.get('serve') or {}).get('port')},
         overlay=overlay_info, compose=compose_info, can_restore=can_restore,
-        last_known_good={'exists': lkg_read.data is not None,
-                         'sha256': hashlib.sha256(lkg_read.data).hexdigest() if lkg_read.data is not None else None},
         guard_armed=observed['guard_armed'],
         baseline_gpu_memory_utilization=baseline_gmu,
         fingerprint=full_fingerprint, baseline_fingerprint=baseline_fingerprint, fingerprint_parts=fingerprint_parts,

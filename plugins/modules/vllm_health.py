@@ -40,6 +40,8 @@ options:
   name:
     description:
       - The systemd unit (with or without C(.service)) or the compose service to watch.
+      - Letters, digits and C(:_.@-\), not starting with C(-) or C(.) (it is an operand of C(systemctl),
+        C(journalctl) and C(docker)).
       - Empty watches nothing but the HTTP endpoint (no early-exit or crash-loop detection, no log reading).
     type: str
     default: ''
@@ -57,7 +59,11 @@ options:
         failure is not taken for this one. Default - when the module started.
     type: float
   timeout:
-    description: Seconds to wait at most (a Jetson cold start, download and compile, can pass 10 minutes).
+    description:
+      - Seconds to wait at most (a Jetson cold start, download and compile, can pass 10 minutes).
+      - It bounds every look at the server too, whatever O(request_timeout) and O(request_deadline) say (a server
+        that trickles its answer is cut off at the deadline); on failure, reading the service's log may add up to
+        30 s.
     type: int
     default: 1200
   interval:
@@ -174,6 +180,7 @@ from urllib.parse import urlsplit
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._safe import InputError, check_name, check_path, end_of_options
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.endpoint import (
     OptionError, check_endpoint_options, check_integer, check_number, echo, endpoint_argument_spec, exposure_warning)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.info import Runner, find_container, systemctl_show
@@ -213,7 +220,8 @@ class _Manager(object):
         cid = self._container()
         if cid is None:
             return {'status': 'not-found', 'restarts': None, 'main_pid': None, 'detail': 'no container'}
-        rc, out, _err = self.runner.run([self.runner.which('docker'), 'inspect', '--type', 'container', cid])
+        rc, out, _err = self.runner.run(end_of_options([self.runner.which('docker'), 'inspect', '--type', 'container'],
+                                                       [cid]))
         container = parse_docker_inspect(out) if rc == 0 else None
         return docker_state(container) if container else None
 
@@ -222,14 +230,14 @@ class _Manager(object):
             journalctl = self.runner.which('journalctl')
             if not journalctl:
                 return ''
-            rc, out, _err = self.runner.run([journalctl, '--no-pager', '-o', 'cat', '-u', unit_name(self.name),
+            rc, out, _err = self.runner.run([journalctl, '--no-pager', '-o', 'cat', '--unit=' + unit_name(self.name),
                                              '--since', '@%d' % int(math.floor(self.since)), '-n', str(LOG_LINES)])
             return out if rc == 0 else ''
         cid = self._container()
         if cid is None:
             return ''
-        rc, out, err = self.runner.run([self.runner.which('docker'), 'logs', '--since', '%d' % int(self.since),
-                                        '--tail', str(LOG_LINES), cid])
+        rc, out, err = self.runner.run(end_of_options([self.runner.which('docker'), 'logs', '--since',
+                                                       '%d' % int(self.since), '--tail', str(LOG_LINES)], [cid]))
         return (out + '\n' + err) if rc == 0 else ''
 
 
@@ -258,13 +266,12 @@ def main():
         check_number('interval', p['interval'], minimum=0.1, maximum=600, hint=' (seconds)')
         check_integer('max_restarts', p['max_restarts'], 0, 1000)
         check_number('since', p['since'], minimum=0, allow_none=True, hint=' (seconds since the epoch)')
-        if p['name'] and not all(c.isalnum() or c in '@._-:' for c in p['name']):
-            raise OptionError('name %s is not a unit or service name; allowed: letters, digits and @._-:' % echo(p['name']))
+        if p['name']:
+            check_name(p['name'], 'name')
         if p['model'] and any(ord(c) < 32 for c in p['model']):
             raise OptionError('model %s holds control characters; allowed: the served model name' % echo(p['model']))
-        if p['project_src'] and not p['project_src'].startswith('/'):
-            raise OptionError('project_src %s is not an absolute path' % echo(p['project_src']))
-    except OptionError as exc:
+        check_path(p['project_src'], 'project_src', allow_none=True)
+    except (OptionError, InputError) as exc:
         module.fail_json(msg='%s' % exc)
 
     since = p['since'] if p['since'] is not None else time.time()

@@ -25,9 +25,28 @@ if not os.path.exists(os.path.join(FIFO_PROJECT, "compose.yaml")):
     os.mkfifo(os.path.join(FIFO_PROJECT, "compose.yaml"))
 
 
+# Damaged records the next run must read as "no record" (verify again), never as a crash or the operator's fault.
+DAMAGED = os.path.join(tempfile.gettempdir(), "hostile-damaged-records-%d" % os.getuid())
+os.makedirs(DAMAGED, exist_ok=True)
+for _name, _content in (("nested.fact", "[" * 1048000),
+                        ("infinite.fact", '{"status": "enabled", "baseline_gpu_memory_utilization": 1e999}'),
+                        ("text-number.fact", '{"status": "enabled", "baseline_gpu_memory_utilization": "lots"}')):
+    with open(os.path.join(DAMAGED, _name), "w") as _handle:
+        _handle.write(_content)
+# A regular file where the record's directory belongs.
+PARENT_FILE = os.path.join(DAMAGED, "facts.d")
+with open(PARENT_FILE, "w") as _handle:
+    _handle.write("not a directory\n")
+# A compose project whose compose.yaml nests deeper than any parser's recursion (a 1 MB "[[[[...").
+NESTED_PROJECT = os.path.join(tempfile.gettempdir(), "hostile-compose-nested-%d" % os.getuid())
+os.makedirs(NESTED_PROJECT, exist_ok=True)
+with open(os.path.join(NESTED_PROJECT, "compose.yaml"), "w") as _handle:
+    _handle.write("services:\n  vllm:\n    command: " + "[" * 1048000 + "\n")
+EVIL = "-Hlc@evil.service"   # systemctl would read it as -H lc@evil.service: connect to the host evil.service
+
+
 def state(**extra):
-    args = {"name": "hostile-no-such-vllm", "fact_file": "{tmp}/none.fact", "last_known_good": "{tmp}/none.lkg",
-            "guard_unit": "hostile-guard"}
+    args = {"name": "hostile-no-such-vllm", "fact_file": "{tmp}/none.fact", "guard_unit": "hostile-guard"}
     args.update(extra)
     return args
 
@@ -43,6 +62,29 @@ CASES = [
     Hostile("state-unknown-input", STATE, state(inputs={"keep_marginl": False}), expect=("keep_marginl",)),
     Hostile("state-record-is-a-fifo", STATE, state(fact_file=FIFO), outcome="ok",
             expect=("is ignored", "cannot be read"), max_seconds=30),
+    # Names reach systemctl and docker as operands: one that starts with "-" would be read as an option.
+    Hostile("state-name-leading-dash", STATE, state(name=EVIL), expect=(EVIL, 'starts with "-"', "allowed: letters")),
+    Hostile("state-guard-unit-leading-dash", STATE, state(guard_unit="-Hroot@evil"),
+            expect=("guard_unit", "-Hroot@evil", 'starts with "-"')),
+    Hostile("state-compose-name-leading-dash", STATE, state(name="--help", manager="compose", project_src="{tmp}"),
+            expect=("--help", 'starts with "-"')),
+    Hostile("state-fact-file-nul", STATE, state(fact_file="/etc/ansible/facts.d/x\u0000.fact"),
+            expect=("fact_file", "a NUL byte")),
+    Hostile("state-fact-file-relative", STATE, state(fact_file="facts.d/jetson_vllm_speculative.fact"),
+            expect=("fact_file", "facts.d/jetson_vllm_speculative.fact", "not an absolute path")),
+    Hostile("state-project-src-crlf", STATE, state(manager="compose", project_src="/opt/vllm\r\n/x"),
+            expect=("project_src", "a carriage return")),
+    # Damaged records: ignored with the reason, the host verified again; never a traceback, never "your inputs".
+    Hostile("state-record-nested-too-deep", STATE, state(fact_file=os.path.join(DAMAGED, "nested.fact")),
+            outcome="ok", expect=("is ignored", "nests arrays or objects", "verified again")),
+    Hostile("state-record-infinite-number", STATE, state(fact_file=os.path.join(DAMAGED, "infinite.fact")),
+            outcome="ok", expect=("is ignored", "1e999", "verified again")),
+    Hostile("state-record-number-is-text", STATE, state(fact_file=os.path.join(DAMAGED, "text-number.fact")),
+            outcome="ok", expect=("is ignored", "baseline_gpu_memory_utilization is 'lots'", "verified again")),
+    Hostile("record-path-nul", RECORD, {"path": "{tmp}/x\u0000.fact", "record": {"status": "enabled"}},
+            expect=("path", "a NUL byte")),
+    Hostile("record-parent-is-a-file", RECORD, {"path": PARENT_FILE + "/jetson.fact", "record": {"status": "enabled"}},
+            expect=(PARENT_FILE, "a regular file, not a directory", "Nothing was changed")),
     Hostile("record-nan", RECORD, {"path": "{tmp}/nan.fact", "record": {"status": "enabled", "deltas": {"gain": float("nan")}}},
             expect=("JSON cannot carry",), writes="{tmp}/nan.fact"),
     Hostile("record-inf", RECORD, {"path": "{tmp}/inf.fact", "record": {"status": "enabled", "x": float("inf")}},
@@ -58,8 +100,34 @@ CASES = [
     # The overlay's path is built from the name: nothing may escape /run/systemd/system or /etc/systemd/system.
     Hostile("overlay-name-path-traversal", OVERLAY, {"name": "../../tmp/hostile-overlay", "state": "absent"},
             expect=("not a systemd service name", "../../tmp/hostile-overlay"), writes="/tmp/hostile-overlay.service.d"),
+    Hostile("overlay-name-leading-dash", OVERLAY, {"name": EVIL, "state": "absent"},
+            expect=(EVIL, 'starts with "-"', "nothing was changed")),
+    Hostile("overlay-compose-name-leading-dash", OVERLAY, {"name": "-p", "manager": "compose", "project_src": "{tmp}",
+                                                           "state": "absent"},
+            expect=("'-p'", 'starts with "-"', "nothing was changed")),
+    # NaN is not JSON: written into --speculative-config, vLLM would refuse it only when the service starts.
+    Hostile("overlay-config-nan", OVERLAY, {"name": "hostile-no-such-vllm", "state": "candidate",
+                                            "speculative_config": dict(SPEC, num_speculative_tokens=float("nan")),
+                                            "gpu_memory_utilization": 0.5},
+            expect=("speculative_config.num_speculative_tokens is nan", "JSON cannot carry"),
+            writes="/run/systemd/system/hostile-no-such-vllm.service.d"),
+    Hostile("overlay-config-infinity-nested", OVERLAY, {"name": "hostile-no-such-vllm", "state": "candidate",
+                                                        "speculative_config": dict(SPEC, extra={"x": [float("inf")]}),
+                                                        "gpu_memory_utilization": 0.5},
+            expect=("speculative_config.extra.x[0] is inf",),
+            writes="/run/systemd/system/hostile-no-such-vllm.service.d"),
+    Hostile("overlay-compose-file-nested-too-deep", OVERLAY,
+            {"name": "vllm", "manager": "compose", "project_src": NESTED_PROJECT, "state": "candidate",
+             "speculative_config": SPEC, "gpu_memory_utilization": 0.5},
+            expect=("compose.yaml nests", "nothing was changed"), max_seconds=60,
+            writes=NESTED_PROJECT + "/jetson-llm-speculative-2-candidate.yaml"),
+    # The earlier-release migration ("put the last-known-good copy back") is gone: no copy can replace a definition.
+    Hostile("overlay-legacy-copy-option-removed", OVERLAY,
+            {"name": "vllm", "manager": "compose", "project_src": "{tmp}", "state": "absent",
+             "legacy_last_known_good": "{tmp}/empty.copy"},
+            expect=("legacy_last_known_good",)),
     Hostile("overlay-name-crlf", OVERLAY, {"name": "vllm\r\nExecStart=/bin/sh", "state": "absent"},
-            expect=("not a systemd service name",)),
+            expect=("a carriage return", "allowed: letters")),
     Hostile("overlay-utilisation-nan", OVERLAY, {"name": "hostile-no-such-vllm", "state": "candidate",
                                                  "speculative_config": SPEC, "gpu_memory_utilization": float("nan")},
             expect=("gpu_memory_utilization", "nan", "at most 1"),
@@ -81,10 +149,10 @@ CASES = [
             expect=("opt/vllm/vllm", "not an absolute path")),
     Hostile("overlay-compose-project-crlf", OVERLAY, {"name": "vllm", "manager": "compose",
                                                       "project_src": "/opt/vllm\r\n/x", "state": "absent"},
-            expect=("not an absolute path",)),
+            expect=("project_src", "a carriage return", "absolute path")),
     Hostile("overlay-compose-name-traversal", OVERLAY, {"name": "../vllm", "manager": "compose",
                                                         "project_src": "{tmp}", "state": "absent"},
-            expect=("../vllm", "not a compose service name")),
+            expect=("../vllm", "is not a compose service name")),
     Hostile("overlay-compose-without-project-src", OVERLAY, {"name": "vllm", "manager": "compose", "state": "absent"},
             expect=("project_src",)),
     Hostile("overlay-compose-no-compose-file", OVERLAY, {"name": "vllm", "manager": "compose", "project_src": "{tmp}",

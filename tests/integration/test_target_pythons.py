@@ -88,7 +88,7 @@ def _offline_calls(tmp):
         ("jetson_llm.vllm.vllm_service_info", {"name": "vllm", "root": str(NO_YAML_ROOT)}, False),
         ("jetson_llm.vllm.speculative_record", {"path": str(tmp / "record.fact"), "record": record}, False),
         ("jetson_llm.vllm.speculative_state", {"name": "jetson-no-such-vllm", "fact_file": str(tmp / "record.fact"),
-                                               "last_known_good": str(tmp / "lkg"), "guard_unit": "jetson-no-guard"},
+                                               "guard_unit": "jetson-no-guard"},
          False),
         ("jetson_llm.vllm.speculative_overlay", {"name": "jetson-no-such-vllm.service", "state": "absent"}, True),
     ]

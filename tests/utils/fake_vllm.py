@@ -60,6 +60,7 @@ FAULTS = {
     'models_empty_body': 'GET /v1/models answers 200 with an empty body',
     'models_non_utf8': 'GET /v1/models answers 200 with a body that is not UTF-8',
     'models_endless_body': 'GET /v1/models answers 200 and a chunked body that never ends (a byte every 0.1 s)',
+    'health_trickle': 'GET /health answers 200 with a chunked body that never ends (a byte every second)',
     'models_huge_headers': 'GET /v1/models answers with a 100 000-character header line',
     'models_many_headers': 'GET /v1/models answers with 500 header lines',
     'redirect_loop': 'every request answers 302 to itself',
@@ -369,6 +370,14 @@ class _Handler(BaseHTTPRequestHandler):
                 self.end_headers()
             else:
                 return False
+            return True
+        if self.path == '/health' and fault == 'health_trickle':
+            self.send_response(200)
+            self.send_header('Transfer-Encoding', 'chunked')
+            self.end_headers()
+            while not self.sim.stopping.wait(1.0):
+                self._chunk(b' ')
+                self.wfile.flush()
             return True
         if self.path == '/metrics' and fault == 'metrics_nan':
             self._text(200, 'vllm:num_requests_running{engine="0"} NaN\nvllm:generation_tokens_total{engine="0"} +Inf\n'

@@ -15,9 +15,10 @@ whether the target carries its own multi-token-prediction (MTP) layers.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import json
 import os
 import stat
+
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._safe import loads
 
 WEIGHT_SUFFIXES = ('.safetensors', '.bin', '.pt', '.gguf')
 MAX_ENTRIES = 10000  # a model directory has a few dozen files; stop counting beyond this
@@ -72,7 +73,7 @@ def local_model_config(path):
     finally:
         os.close(fd)
     try:
-        config = json.loads(data.decode('utf-8'))
-    except (ValueError, UnicodeDecodeError):
+        config = loads(data, 'config.json', finite=False)
+    except ValueError:
         return None
     return config if isinstance(config, dict) else None

@@ -8,15 +8,17 @@ report reads it, all through this file. Standard library only (it runs on the ta
 
 Schema 2 (this release) adds ``schema`` to the record of schema 1 (the previous releases, which had
 no ``schema`` key); every other key keeps its meaning, so a schema 1 record is migrated by adding it.
-A damaged record (not JSON, not an object, an unknown status, a newer schema) reads as no record,
-with the problem said, never as a crash.
+A damaged record (not JSON, nested too deep, a number JSON cannot carry such as ``1e999``, not an object, an
+unknown status, a number field that is not a number, a newer schema) reads as no record, with the problem said,
+never as a crash: the host is verified again.
 """
 
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import json
 import math
+
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._safe import InputError, dumps as json_dumps, loads
 
 SCHEMA_VERSION = 2
 # What a record may say. ``pending``: a change is in flight (written before the restart, replaced by the
@@ -100,7 +102,10 @@ def migrate(record):
     status = record.get('status')
     if status not in STATUSES:
         return {}, 'the record has an unknown status %r (allowed: %s)' % (status, ', '.join(STATUSES))
-    migrated = dict(record)
+    try:
+        migrated = _normalise_numbers(record)
+    except RecordError as exc:
+        return {}, '%s' % exc
     migrated['schema'] = SCHEMA_VERSION
     return migrated, None
 
@@ -109,19 +114,14 @@ def parse(data):
     """The bytes or text of a record file -> (record, problem or None); a damaged record is ({}, problem)."""
     if data is None:
         return {}, None
-    if isinstance(data, bytes):
-        if len(data) > MAX_RECORD_BYTES:
-            return {}, 'the record is larger than %d bytes' % MAX_RECORD_BYTES
-        try:
-            data = data.decode('utf-8')
-        except UnicodeDecodeError:
-            return {}, 'the record is not UTF-8'
-    if not data.strip():
+    if isinstance(data, (bytes, str)) and len(data) > MAX_RECORD_BYTES:
+        return {}, 'the record is larger than %d bytes' % MAX_RECORD_BYTES
+    if not (data.strip() if isinstance(data, (bytes, str)) else data):
         return {}, 'the record is empty'
     try:
-        record = json.loads(data)
-    except ValueError as exc:
-        return {}, 'the record is not JSON (%s)' % str(exc)[:120]
+        record = loads(data, 'the record', max_bytes=MAX_RECORD_BYTES)
+    except InputError as exc:
+        return {}, '%s' % exc
     return migrate(record)
 
 
@@ -143,9 +143,7 @@ def validate(record):
 def dumps(record):
     """The file content of a validated record (stable: sorted keys, two-space indent, final newline)."""
     try:
-        text = json.dumps(validate(record), indent=2, sort_keys=True, allow_nan=False)
-    except ValueError as exc:
-        if isinstance(exc, RecordError):
-            raise
-        raise RecordError('the record holds a value JSON cannot carry (%s)' % exc)
+        text = json_dumps(validate(record), 'the record', indent=2, sort_keys=True)
+    except InputError as exc:
+        raise RecordError('%s' % exc)
     return text + '\n'

@@ -11,8 +11,9 @@ the unit file.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import json
 import re
+
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._safe import InputError, dumps
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson import devices as _devices
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.serve_args import human_readable_int, last_option_value
@@ -198,7 +199,10 @@ def _check_per_batch_size(name, value, num_speculative_tokens):
 
 def config_json(config):
     """Compact JSON with a stable key order, safe inside a single-quoted ExecStart and a compose list."""
-    text = json.dumps(config, separators=(',', ':'), sort_keys=True)
+    try:
+        text = dumps(config, 'speculative_config', separators=(',', ':'), sort_keys=True)
+    except InputError as exc:
+        raise SpeculativeInputError('%s.' % exc)
     if not _JSON_SAFE.match(text):
         raise SpeculativeInputError('internal check failed: the speculative config %s contains characters that '
                                     'would need escaping in a unit file.' % text)

@@ -29,6 +29,7 @@ import math
 import re
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson.devices import is_max_performance
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._safe import loads
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.endpoint import (  # pylint: disable=unused-import
     REQUEST_DEADLINE_MAX, OptionError, check_endpoint_options, check_integer, check_number, cut, echo, normalise_endpoint)
 
@@ -324,7 +325,7 @@ class RequestRecord:
                 self.done = True
                 continue
             try:
-                message = json.loads(payload)
+                message = loads(payload, 'the message', max_bytes=len(payload) + 1, finite=False)
             except ValueError as exc:
                 raise StreamError('malformed SSE stream: a data message is not JSON (%s): %s' % (exc, echo(payload)))
             if not isinstance(message, dict):
@@ -856,7 +857,7 @@ def parse_prompts_jsonl(text, source):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = loads(line, 'the line', max_bytes=len(line) + 1, finite=False)
         except ValueError as exc:
             raise BenchmarkError('prompts_file %s line %d is not valid JSON (%s); each line must be an object such as '
                                  '{"prompt": "...", "output_len": 128}' % (source, number, exc))

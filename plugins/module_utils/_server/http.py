@@ -12,6 +12,7 @@ is read beyond MAX_BODY_BYTES.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import copy
 import errno
 import json
 import select
@@ -22,6 +23,7 @@ import time
 import http.client as httplib
 from urllib.parse import urlsplit
 
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._safe import loads
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.endpoint import (
     REQUEST_DEADLINE_DEFAULT, REQUEST_TIMEOUT_DEFAULT, SECRET_MASK, cut, mask_url)
 
@@ -79,7 +81,7 @@ def error_detail(body):
     if isinstance(body, bytes):
         body = body.decode('utf-8', 'replace')
     try:
-        data = json.loads(body)
+        data = loads(body, 'the answer', finite=False)
     except ValueError:
         data = None
     if isinstance(data, dict):
@@ -111,6 +113,14 @@ class Endpoint:
         self.host = parts.hostname
         self.port = parts.port
         self._ssl_context = ssl.create_default_context() if self.scheme == 'https' else None
+
+    def within(self, seconds):
+        """This endpoint with every exchange (and each operation in it) ending within ``seconds`` (at least 0.1 s)."""
+        bounded = copy.copy(self)
+        seconds = max(0.1, float(seconds))
+        bounded.timeout = min(self.timeout, seconds)
+        bounded.deadline = min(self.deadline, seconds)
+        return bounded
 
     def headers(self, json_body=False):
         headers = {'Accept': 'application/json, text/event-stream', 'User-Agent': 'jetson_llm.vllm'}
@@ -224,7 +234,7 @@ class Endpoint:
         if status != 200:
             raise self._status_error(method, path, status, data)
         try:
-            return json.loads(data.decode('utf-8'))
+            return loads(data, 'the answer', max_bytes=len(data) + 1, finite=False)
         except ValueError:
             raise EndpointError(self.scrub('%s %s%s answered HTTP 200 but not with UTF-8 JSON: %s' % (
                 method, self.base_url, path, error_detail(data) or 'an empty body')), status=status, body=data)

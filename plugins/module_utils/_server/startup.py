@@ -142,16 +142,24 @@ def docker_state(inspect):
 
 
 # --- waiting ----------------------------------------------------------------------------------------
-def probe(endpoint, model):
-    """(healthy, what) for one look at the server: /health 200 and ``model`` listed by /v1/models."""
+def probe(endpoint, model, limit=None):
+    """(healthy, what) for one look at the server: /health 200 and ``model`` listed by /v1/models.
+
+    ``limit``: seconds the whole look may take (both exchanges), whatever the endpoint's own deadlines; a server that
+    trickles its answer is cut off then.
+    """
+    until = None if limit is None else time.monotonic() + limit
+
+    def bounded():
+        return endpoint if until is None else endpoint.within(until - time.monotonic())
     try:
-        status, _body = endpoint.call('GET', '/health')
+        status, _body = bounded().call('GET', '/health')
     except EndpointError as exc:
         return False, '%s' % exc
     if status != 200:
         return False, 'GET /health answered HTTP %d' % status
     try:
-        models = endpoint.get_json('/v1/models')
+        models = bounded().get_json('/v1/models')
     except EndpointError as exc:
         return False, '%s' % exc
     data = models.get('data') if isinstance(models, dict) else None
@@ -178,7 +186,8 @@ def wait_healthy(endpoint, model, read_state, read_log, timeout, interval=2.0, m
     polls = 0
     while True:
         polls += 1
-        healthy, last_probe = probe(endpoint, model)
+        # A look never outlasts the wait: a server that trickles bytes is cut off at the deadline.
+        healthy, last_probe = probe(endpoint, model, limit=max(0.0, deadline - clock()))
         state = read_state() if read_state else None
         if state is not None:
             last_state = state

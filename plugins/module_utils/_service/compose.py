@@ -14,11 +14,11 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import hashlib
-import json
 import os
 import re
 import shlex
 
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._safe import InputError, load_yaml, loads
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import files
 
 try:
@@ -146,9 +146,9 @@ def _compose_config(run_compose_config, what=''):
     if output is None:
         return None, [error] if error else []
     try:
-        return json.loads(output), []
-    except ValueError:
-        return None, ['docker compose config %sdid not print JSON' % what]
+        return loads(output, 'the output of docker compose config', finite=False), []
+    except InputError as exc:
+        return None, ['docker compose config %sdid not print JSON that can be read (%s)' % (what, exc)]
 
 
 def load_compose_text(text, path, run_compose_config=None):
@@ -162,12 +162,14 @@ def load_compose_text(text, path, run_compose_config=None):
         return data, 'docker compose config', problems
     if yaml is not None:
         try:
-            return yaml.safe_load(text), 'yaml', problems
-        except yaml.YAMLError as exc:
-            raise ComposeError('%s is not valid YAML: %s' % (path, str(exc).replace('\n', ' ')))
+            return load_yaml(yaml, text, path), 'yaml', problems
+        except InputError as exc:
+            raise ComposeError('%s' % exc)
     try:
-        return json.loads(text), 'json', problems
-    except ValueError:
+        return loads(text, path, finite=False), 'json', problems
+    except InputError as exc:
+        if exc.limit:
+            raise ComposeError('%s' % exc)
         raise ComposeError('cannot parse %s: Docker Compose v2 is not available (or root is not /), PyYAML is '
                            'not installed and the file is not JSON; install python3-yaml or the Docker Compose '
                            'v2 plugin on the target' % path)
@@ -307,7 +309,7 @@ def parse_compose_ps(text):
     if not text:
         return []
     try:
-        data = json.loads(text)
+        data = loads(text, 'docker compose ps', finite=False)
         return data if isinstance(data, list) else [data]
     except ValueError:
         pass
@@ -316,7 +318,7 @@ def parse_compose_ps(text):
         line = line.strip()
         if line:
             try:
-                rows.append(json.loads(line))
+                rows.append(loads(line, 'docker compose ps', finite=False))
             except ValueError:
                 continue
     return rows
@@ -325,7 +327,7 @@ def parse_compose_ps(text):
 def parse_docker_inspect(text):
     """``docker inspect ID`` output -> the first object, or None."""
     try:
-        data = json.loads(text or '')
+        data = loads(text or '', 'docker inspect', finite=False)
     except ValueError:
         return None
     if isinstance(data, list) and data and isinstance(data[0], dict):

@@ -18,6 +18,7 @@ __metaclass__ = type
 import json
 import os
 
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._safe import InputError, check_name, check_path, end_of_options
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay_compose
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import serve_args
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import compose
@@ -173,7 +174,8 @@ def systemctl_show(runner, unit, warnings):
     if not systemctl:
         warnings.append('systemctl is not on the PATH: the state of %s is unknown' % unit)
         return None
-    rc, out, err = runner.run([systemctl, 'show', unit, '--no-pager', '-p', ','.join(systemd.SHOW_PROPERTIES)])
+    rc, out, err = runner.run(end_of_options([systemctl, 'show', '--no-pager', '-p', ','.join(systemd.SHOW_PROPERTIES)],
+                                             [unit]))
     if rc != 0:
         warnings.append(_failed('systemctl show %s' % unit, rc, err) + ': the state is unknown')
         return None
@@ -188,7 +190,7 @@ def _container_id(runner, name, warnings):
     docker = runner.which('docker')
     if not docker or not name:
         return None
-    rc, out, err = runner.run([docker, 'inspect', '--type', 'container', name])
+    rc, out, err = runner.run(end_of_options([docker, 'inspect', '--type', 'container'], [name]))
     if rc != 0:
         warnings.append(_failed('docker inspect %s' % name, rc, err))
         return None
@@ -357,7 +359,8 @@ def gather_compose(name, root, project_src, runner, warnings):
         if answered and container_id is None:
             state = unknown_state('inactive' if base_files else 'not-found')
         elif container_id:
-            rc, out, err = runner.run([runner.which('docker'), 'inspect', '--type', 'container', container_id])
+            rc, out, err = runner.run(end_of_options([runner.which('docker'), 'inspect', '--type', 'container'],
+                                                     [container_id]))
             container = compose.parse_docker_inspect(out) if rc == 0 else None
             if container is None:
                 warnings.append(_failed('docker inspect %s' % container_id, rc, err) + ': the state is unknown')
@@ -425,7 +428,8 @@ def choose_manager(name, manager, root, project_src, unit_path, runner, warnings
     if compose.find_compose_file(root, project_src or DEFAULT_PROJECT_PARENT + '/' + name):
         return 'compose'
     if runner is not None and runner.which('systemctl'):
-        rc, out, _err = runner.run([runner.which('systemctl'), 'show', unit, '--no-pager', '-p', 'LoadState,FragmentPath'])
+        rc, out, _err = runner.run(end_of_options([runner.which('systemctl'), 'show', '--no-pager', '-p',
+                                                   'LoadState,FragmentPath'], [unit]))
         props = systemd.parse_systemctl_show(out) if rc == 0 else {}
         if props.get('LoadState') not in (None, '', 'not-found'):
             return 'systemd'
@@ -441,11 +445,19 @@ def validate(name, manager, root, project_src=None, unit_path=None):
     if '/' in name or '\0' in name or name.strip() != name:
         raise ServiceInfoError('name %r is not a unit or compose service name: give the name only (for example '
                                'vllm), and the path with unit_path or project_src' % (name,))
+    try:
+        check_name(name, 'name', 'a unit or compose service name')
+    except InputError as exc:
+        raise ServiceInfoError('%s' % exc)
     for option, value in (('project_src', project_src), ('unit_path', unit_path)):
         if value is not None and not value.startswith('/'):
             raise ServiceInfoError('%s %r is not an absolute path: give the path as the target sees it (for example '
                                    '%s)' % (option, value, '/opt/vllm/vllm' if option == 'project_src'
                                             else '/etc/systemd/system/vllm.service'))
+        try:
+            check_path(value, option, allow_none=True)
+        except InputError as exc:
+            raise ServiceInfoError('%s' % exc)
     if manager not in MANAGERS:
         raise ServiceInfoError('manager %r is not one of %s' % (manager, ', '.join(MANAGERS)))
     if not os.path.isdir(root):

@@ -24,9 +24,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import hashlib
-import json
 import re
 
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._safe import InputError, check_name, dumps
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import files
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import systemd
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.serve_args import analyse_command, mask_argv
@@ -43,15 +43,14 @@ class OverlayError(Exception):
     """The overlay cannot be built for this unit (the message says why and what to do)."""
 
 
-_UNIT_NAME = re.compile(r'^[A-Za-z0-9:_\\-][A-Za-z0-9:_.\\@-]{0,250}\Z')
-
-
 def checked_unit(name):
-    """``name`` as a service unit name ('vllm' -> 'vllm.service'); OverlayError for anything systemd would refuse
-    (a slash, a control character, a leading dot: the overlay's path is built from it)."""
-    if not isinstance(name, str) or not _UNIT_NAME.match(name):
-        raise OverlayError('name %r is not a systemd service name (letters, digits and :_.@-\\ only, not starting '
-                           'with a dot)' % (name,))
+    """``name`` as a service unit name ('vllm' -> 'vllm.service'); OverlayError for anything the collection's name
+    rule refuses (a slash, a control character, a leading dot: the overlay's path is built from it; a leading dash:
+    the name is an operand of systemctl)."""
+    try:
+        check_name(name, 'name', 'a systemd service name')
+    except InputError as exc:
+        raise OverlayError('%s' % exc)
     return systemd.unit_name(name)
 
 
@@ -77,8 +76,11 @@ def format_utilisation(value):
 
 def flags(speculative_config, gpu_memory_utilization):
     """The two flags the overlay appends."""
-    return ['--gpu-memory-utilization', format_utilisation(gpu_memory_utilization),
-            '--speculative-config', json.dumps(speculative_config, sort_keys=True, separators=(',', ':'))]
+    try:
+        config = dumps(speculative_config, 'speculative_config', sort_keys=True, separators=(',', ':'))
+    except InputError as exc:
+        raise OverlayError('%s' % exc)
+    return ['--gpu-memory-utilization', format_utilisation(gpu_memory_utilization), '--speculative-config', config]
 
 
 def baseline_sha256(sources):

@@ -25,6 +25,7 @@ __metaclass__ = type
 import json
 import os
 
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._safe import InputError, check_path, loads
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import compose
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import files
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.overlay import (
@@ -46,9 +47,10 @@ def paths(project_src):
 
 def checked_project(project_src):
     """``project_src`` without a trailing slash; OverlayError when it is not a plain absolute path."""
-    if not isinstance(project_src, str) or not project_src.startswith('/') or '\0' in project_src \
-            or '\n' in project_src or '\r' in project_src:
-        raise OverlayError('project_src %r is not an absolute path' % (project_src,))
+    try:
+        check_path(project_src, 'project_src')
+    except InputError as exc:
+        raise OverlayError('%s' % exc)
     return project_src.rstrip('/') or '/'
 
 
@@ -179,7 +181,7 @@ def redact(text):
     if start < 0:
         return text
     try:
-        data = json.loads(text[start:])
+        data = loads(text[start:], 'the override', finite=False)
         for spec in (data.get('services') or {}).values():
             if isinstance(spec.get('command'), list):
                 spec['command'] = mask_argv([str(word) for word in spec['command']])

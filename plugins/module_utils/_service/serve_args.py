@@ -20,6 +20,8 @@ import os
 import re
 import shlex
 
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._safe import loads
+
 MASK = '********'
 VLLM_DEFAULT_PORT = 8000
 
@@ -326,7 +328,7 @@ def human_readable_int(text):
 
 def _json_value(text):
     try:
-        return json.loads(text)
+        return loads(text, 'the value', finite=False)
     except ValueError:
         return text
 
@@ -427,7 +429,7 @@ def parse_serve_args(args, entry=ENTRY_UNKNOWN, env=None):
         elif key == '--speculative-config':
             speculative_raw = value
             try:
-                parsed = json.loads(value)
+                parsed = loads(value, 'the value', finite=False)
             except ValueError as exc:
                 problems.append('--speculative-config is not valid JSON (%s): %s' % (exc, value[:200]))
             else:

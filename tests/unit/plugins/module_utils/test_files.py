@@ -13,7 +13,7 @@ import pytest
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._files import write_atomic
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._files import parent_problem, write_atomic
 
 from ansible_collections.jetson_llm.vllm.tests.unit.plugins.modules.utils import patch_module_args
 
@@ -57,5 +57,58 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(module, tmp_path, m
     monkeypatch.setattr(module, "atomic_move", refuse)
     with pytest.raises(OSError):
         write_atomic(module, str(path), b"new\n", 0o644)
+    assert path.read_bytes() == b"old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["x.conf"]
+
+
+class Failed(Exception):
+    pass
+
+
+@pytest.fixture
+def failing(module, monkeypatch):
+    """fail_json raises Failed(msg) instead of exiting."""
+    def fail_json(**kwargs):
+        raise Failed(kwargs["msg"])
+    monkeypatch.setattr(module, "fail_json", fail_json)
+    return module
+
+
+def test_a_parent_that_is_a_regular_file_is_a_clear_failure_and_nothing_is_written(failing, tmp_path):
+    (tmp_path / "facts.d").write_bytes(b"operator's file\n")
+    path = tmp_path / "facts.d" / "sub" / "x.fact"
+    assert parent_problem(str(path)) == "its parent %s is a regular file, not a directory" % (tmp_path / "facts.d")
+    with pytest.raises(Failed, match="Cannot write .*x.fact: its parent .*facts.d is a regular file"):
+        write_atomic(failing, str(path), b"{}\n", 0o644)
+    assert (tmp_path / "facts.d").read_bytes() == b"operator's file\n"
+
+
+def test_a_parent_that_is_a_fifo_is_named(tmp_path):
+    os.mkfifo(str(tmp_path / "pipe"))
+    assert parent_problem(str(tmp_path / "pipe" / "x")) == "its parent %s is a FIFO, not a directory" % (tmp_path / "pipe")
+    assert parent_problem(str(tmp_path / "new" / "deeper" / "x")) is None
+
+
+def test_a_full_file_system_is_a_clear_failure_with_no_temporary_left(failing, tmp_path, monkeypatch):
+    path = tmp_path / "x.conf"
+    path.write_bytes(b"old\n")
+    real_fdopen = os.fdopen
+
+    class Full(object):
+        def __init__(self, handle):
+            self.handle = handle
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.handle.close()
+
+        def write(self, _data):
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fdopen", lambda fd, mode: Full(real_fdopen(fd, mode)))
+    with pytest.raises(Failed, match="Cannot write .*x.conf: No space left on device. Nothing was changed."):
+        write_atomic(failing, str(path), b"new\n", 0o644)
     assert path.read_bytes() == b"old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["x.conf"]

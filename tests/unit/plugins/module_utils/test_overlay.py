@@ -180,12 +180,28 @@ def test_a_key_from_an_environment_file_is_not_written_so_the_file_stays_0644(tm
     assert not secret and 'sk-LEAK' not in text and 'sk-LEAK' in argv
 
 
-@pytest.mark.parametrize('name', ['../../etc/passwd', 'vllm\nExecStart=/bin/sh', '.hidden', '', 'a/b', 'x' * 300])
+@pytest.mark.parametrize('name', ['../../etc/passwd', 'vllm\nExecStart=/bin/sh', '.hidden', '', 'a/b', 'x' * 300,
+                                  '-Hlc@evil.service', '-.mount'])
 def test_a_name_that_is_not_a_unit_name_is_refused_before_any_path_is_built(name):
-    with pytest.raises(overlay.OverlayError, match='not a systemd service name'):
+    with pytest.raises(overlay.OverlayError, match='allowed: letters, digits'):
         overlay.paths(name)
 
 
 @pytest.mark.parametrize('name', ['vllm', 'vllm.service', 'vllm@qwen3', 'vllm-docker-unit'])
 def test_unit_names_systemd_accepts(name):
     assert overlay.paths(name)['candidate'].startswith('/run/systemd/system/vllm')
+
+
+@pytest.mark.parametrize('bad', [float('nan'), float('inf'), {'nested': [float('-inf')]}])
+def test_a_non_finite_number_in_the_config_is_refused_never_written(tmp_path, bad):
+    """json.dumps writes NaN (not JSON) and the round-trip check would pass (Python's parser reads it back)."""
+    root = _root(tmp_path, '[Service]\nExecStart=/opt/vllm/bin/vllm serve /m\n')
+    with pytest.raises(overlay.OverlayError, match='speculative_config.num_speculative_tokens.* JSON cannot carry NaN'):
+        overlay.render('vllm', overlay.read_baseline(root, 'vllm', UNIT), dict(SPEC, num_speculative_tokens=bad), 0.5)
+
+
+def test_a_running_speculative_config_nested_too_deep_is_a_problem_not_a_crash():
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.serve_args import analyse_command
+    info, problems = analyse_command(['vllm', 'serve', '/m', '--speculative-config', '[' * 100000])
+    assert (info.get('serve') or {}).get('speculative_config') is None
+    assert any('--speculative-config is not valid JSON' in problem and 'nests' in problem for problem in problems)

@@ -32,6 +32,13 @@ def test_a_schema_1_record_is_migrated_keeping_every_key():
     (b'{"status": "enabled", "schema": true}', "invalid schema"),
     (b"\xff\xfe", "not UTF-8"),
     (b" " * (R.MAX_RECORD_BYTES + 1), "larger than"),
+    # Damaged beyond the parser's reach: a clear problem (the host is verified again), never a crash.
+    (b"[" * R.MAX_RECORD_BYTES, "nests arrays or objects more than 64 deep"),
+    (b'{"status": "enabled", "baseline_gpu_memory_utilization": 1e999}', "1e999 (infinite as a float"),
+    (b'{"status": "enabled", "baseline_gpu_memory_utilization": NaN}', "NaN (not a number JSON can carry"),
+    (b'{"status": "enabled", "baseline_gpu_memory_utilization": "lots"}',
+     "the record field baseline_gpu_memory_utilization is 'lots', not a number or null"),
+    (b'{"status": "enabled", "tuning": {"from_k": 2.5}}', "the record field tuning.from_k is 2.5, not an integer"),
 ])
 def test_a_damaged_record_reads_as_none_with_the_problem_said(data, words):
     record, problem = R.parse(data)

@@ -238,7 +238,7 @@ def test_bad_options(kwargs, message):
 
 def test_live_systemd_edited_but_not_restarted(tmp_path):
     """The unit was edited (port 8001) and not reloaded: systemd and the running argv both say so."""
-    host = FakeHost([('systemctl show vllm.service', (0, _read(CAPTURED, 'systemctl-show-need-reload.txt'), ''))])
+    host = FakeHost([('-- vllm.service', (0, _read(CAPTURED, 'systemctl-show-need-reload.txt'), ''))])
     with open(os.path.join(CAPTURED, 'proc-cmdline-native.bin'), 'rb') as handle:
         proc = _proc_root(tmp_path, 35, handle.read())
     service, warnings = svc.gather('vllm', root=os.path.join(ROOTS, 'nspawn-native'), run_command=host.run,
@@ -246,9 +246,10 @@ def test_live_systemd_edited_but_not_restarted(tmp_path):
     assert_shape(service)
     assert_no_secret(service, warnings)
     assert warnings == []
-    assert host.calls == [['/usr/bin/systemctl', 'show', 'vllm.service', '--no-pager', '-p',
+    # The unit is an operand after "--": a name can never be read as an option of systemctl.
+    assert host.calls == [['/usr/bin/systemctl', 'show', '--no-pager', '-p',
                            'MainPID,ActiveState,SubState,NRestarts,ActiveEnterTimestamp,FragmentPath,'
-                           'NeedDaemonReload,LoadState']]
+                           'NeedDaemonReload,LoadState', '--', 'vllm.service']]
     assert service['state'] == {'active': True, 'status': 'active', 'main_pid': 35, 'restarts': 0,
                                 'since': 'Mon 2026-11-30 17:26:10 UTC', 'need_daemon_reload': True,
                                 'container_id': None}
@@ -326,7 +327,7 @@ def test_live_docker_run_unit(tmp_path):
     """MainPID of a docker run unit is the docker client: its argv is parsed; the container id comes from docker."""
     show = _read(CAPTURED, 'systemctl-show-active.txt').replace('MainPID=35', 'MainPID=4242')
     inspect = _read(DOCKER, 'inspect-compose-running.json')
-    host = FakeHost([('systemctl show', (0, show, '')), ('docker inspect --type container vllm', (0, inspect, ''))])
+    host = FakeHost([('systemctl show', (0, show, '')), ('docker inspect --type container -- vllm', (0, inspect, ''))])
     client = ['/usr/bin/docker', 'run', '--rm', '--runtime', 'nvidia', '--network', 'host', '--ipc', 'host',
               '--name', 'vllm', '-v', '/root/.cache/huggingface:/root/.cache/huggingface', '--env-file',
               '/etc/vllm/vllm.env', '-e', 'HF_TOKEN=hf_unitLEAKEDvalue123',
@@ -381,7 +382,7 @@ def test_live_compose_changed_but_not_recreated():
          '--no-interpolate', (0, _compose_config_json(root, '/opt/vllm/vllm/compose.yaml'), '')),
         ('compose --project-directory /opt/vllm/vllm -f /opt/vllm/vllm/compose.yaml -p vllm ps --all --format json',
          (0, _read(DOCKER, 'compose-ps.ndjson'), '')),
-        ('docker inspect --type container 3f2a9c0d1e5b', (0, _read(DOCKER, 'inspect-compose-running.json'), '')),
+        ('docker inspect --type container -- 3f2a9c0d1e5b', (0, _read(DOCKER, 'inspect-compose-running.json'), '')),
     ])
     service, warnings = svc.gather('vllm', root=root, run_command=host.run, which=host.which, live=True)
     assert_shape(service)
@@ -407,7 +408,7 @@ def test_live_compose_without_compose_plugin_uses_labels():
     host = FakeHost([
         ('docker compose version', (1, '', "docker: 'compose' is not a docker command.")),
         ('docker ps --all --no-trunc', (0, '3f2a9c0d1e5b7a8c6d4e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c\n', '')),
-        ('docker inspect --type container 3f2a', (0, _read(DOCKER, 'inspect-compose-restarting.json'), '')),
+        ('docker inspect --type container -- 3f2a', (0, _read(DOCKER, 'inspect-compose-restarting.json'), '')),
     ])
     service, warnings = svc.gather('vllm', root=root, run_command=host.run, which=host.which, live=True)
     assert warnings == []
@@ -450,7 +451,7 @@ def test_live_compose_api_key_from_the_container_environment():
     host = FakeHost([
         ('docker compose version', (1, '', 'no compose')),
         ('docker ps --all --no-trunc', (0, 'abc\n', '')),
-        ('docker inspect --type container abc', (0, json.dumps(inspect), '')),
+        ('docker inspect --type container -- abc', (0, json.dumps(inspect), '')),
     ])
     service, warnings = svc.gather('vllm', root=root, run_command=host.run, which=host.which, live=True)
     assert_no_secret(service, warnings)
@@ -458,7 +459,7 @@ def test_live_compose_api_key_from_the_container_environment():
     assert service['running']['serve']['api_key_set'] is False
     assert 'API key: set in the file, not set in the running process' in service['drift_reasons']
     inspect[0]['Config']['Env'].append('VLLM_API_KEY=sk-jsonENVFILE')
-    host.answers[-1] = ('docker inspect --type container abc', (0, json.dumps(inspect), ''))
+    host.answers[-1] = ('docker inspect --type container -- abc', (0, json.dumps(inspect), ''))
     service, warnings = svc.gather('vllm', root=root, run_command=host.run, which=host.which, live=True)
     assert_no_secret(service, warnings)
     assert service['running']['serve']['api_key_set'] is True

@@ -72,6 +72,24 @@ def test_load_with_yaml_and_without(monkeypatch):
     assert loader == 'json' and data['services']['vllm']['image'] == 'vllm/vllm-openai:latest'
 
 
+@pytest.mark.parametrize('text', ['services: ' + '[' * 1048576, ''.join(' ' * d + 'a:\n' for d in range(1200))])
+def test_a_compose_file_nested_too_deep_is_a_clear_error_with_or_without_yaml(text, monkeypatch):
+    with pytest.raises(compose.ComposeError) as error:
+        compose.load_compose_text(text, '/opt/vllm/vllm/compose.yaml')
+    assert str(error.value).startswith('/opt/vllm/vllm/compose.yaml nests')
+    # docker compose config that prints a nested document: the files are read directly instead, with the reason
+    data, problems = compose._compose_config(lambda: ('[' * 100000, None))  # pylint: disable=protected-access
+    assert data is None and 'nests arrays or objects more than 64 deep' in problems[0]
+    monkeypatch.setattr(compose, 'yaml', None)
+    with pytest.raises(compose.ComposeError, match='compose.yaml nests arrays or objects more than 64 deep'):
+        compose.load_compose_text('[' * 100000, '/opt/vllm/vllm/compose.yaml')
+
+
+def test_docker_output_nested_too_deep_reads_as_nothing():
+    assert compose.parse_docker_inspect('[' * 100000) is None
+    assert compose.parse_compose_ps('[' * 100000) == []
+
+
 def test_load_prefers_docker_compose_config():
     calls = []
 

@@ -122,6 +122,10 @@ class FakeEndpoint:
     def get_json(self, path):
         return {"data": [{"id": m} for m in self.models]}
 
+    def within(self, seconds):
+        self.limits = getattr(self, "limits", []) + [seconds]
+        return self
+
 
 class Clock:
     def __init__(self):
@@ -197,3 +201,13 @@ def test_no_manager_only_http():
     clock = Clock()
     result = st.wait_healthy(FakeEndpoint(ready_at=2), "m", None, None, timeout=10, clock=clock, sleep=clock.sleep)
     assert result["healthy"] and result["state"] is None
+
+
+def test_every_look_is_bounded_by_the_time_left_in_the_wait():
+    """A server that trickles its answer cannot hold a look past the wait's own timeout (request_deadline aside)."""
+    endpoint = FakeEndpoint(ready_at=None)
+    result = _wait(endpoint, [None], timeout=10)
+    assert result["failure"] == "timeout"
+    assert endpoint.limits and all(limit <= 10 for limit in endpoint.limits)
+    # the looks' limits shrink with the time left
+    assert endpoint.limits[-1] < endpoint.limits[0]

@@ -80,7 +80,8 @@ def test_live_root_uses_run_command_without_shell(module_calls, monkeypatch):
     assert kind is ExitJson
     argv, kwargs = module_calls['commands'][0]
     assert argv[:4] == ['/usr/bin/timeout', '-k', '5', '30']
-    assert argv[4:7] == ['/usr/bin/systemctl', 'show', 'jetson-llm-unit-test-absent.service']
+    assert argv[4:6] == ['/usr/bin/systemctl', 'show']
+    assert argv[-2:] == ['--', 'jetson-llm-unit-test-absent.service']
     assert kwargs.get('use_unsafe_shell', False) is False and kwargs['check_rc'] is False
     assert kwargs['environ_update']['LC_ALL'] == 'C'
     assert result['service']['state']['status'] == 'inactive'
