@@ -49,7 +49,7 @@ import math
 import random
 from statistics import NormalDist
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.benchmark import median, percentile
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._stats import median, percentile
 
 #: Two-sided confidence of every interval.
 CONFIDENCE = 0.95

@@ -32,6 +32,7 @@ The HTTP side is a ``runner`` (see run_rounds), so the round logic is tested wit
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._errors import BenchmarkError
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._server import benchmark as bm
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.bootstrap import MIN_REQUESTS, RESAMPLES_RANGE, min_requests
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_checks import (
@@ -86,7 +87,7 @@ def default_round(concurrency):
 
 
 def _fail(message):
-    raise bm.BenchmarkError(message)
+    raise BenchmarkError(message)
 
 
 def check_sequential(value, p):
@@ -193,7 +194,7 @@ def role_settings_problems(settings, concurrency):
     if 'round_prompts' in settings and not problems:
         try:
             _check_rounds(settings['round_prompts'], levels, max_prompts)
-        except bm.BenchmarkError as exc:
+        except BenchmarkError as exc:
             problems.append(('%s' % exc).replace('sequential.round_prompts', 'jetson_spec_sequential.round_prompts'))
     return problems
 

@@ -28,10 +28,12 @@ import json
 import math
 import re
 
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._errors import BenchmarkError
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson.devices import is_max_performance
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._safe import loads
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.endpoint import (  # pylint: disable=unused-import
     REQUEST_DEADLINE_MAX, OptionError, check_endpoint_options, check_integer, check_number, cut, echo, normalise_endpoint)
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._stats import mean, median, percentile  # pylint: disable=unused-import
 
 SKILL = 'jetson_llm.vllm.vllm_benchmark'
 DATASETS = ('builtin', 'random', 'file')
@@ -41,10 +43,6 @@ TOKENS_PER_WORD = 1.3
 MAX_ERRORS = 5
 #: Mean prompt length may differ from input_len by this fraction before we warn.
 PROMPT_LEN_TOLERANCE = 0.10
-
-
-class BenchmarkError(OptionError):
-    """An error whose message is a sentence for the operator (used for fail_json)."""
 
 
 class StreamError(Exception):
@@ -391,47 +389,6 @@ class RequestRecord:
 # --------------------------------------------------------------------------------------------
 # Statistics (numpy-compatible)
 # --------------------------------------------------------------------------------------------
-
-def _lerp(a, b, t):
-    # numpy's _lerp: the two branches keep monotonicity and exact end points.
-    diff = b - a
-    if t >= 0.5:
-        return b - diff * (1 - t)
-    return a + diff * t
-
-
-def percentile(values, q):
-    """numpy.percentile(values, q) with the default 'linear' method; None when empty."""
-    if not values:
-        return None
-    xs = sorted(values)
-    n = len(xs)
-    virtual = (n - 1) * (q / 100.0)  # numpy's 'linear' virtual index
-    if virtual >= n - 1:
-        return xs[-1]
-    if virtual < 0:
-        return xs[0]
-    prev = int(math.floor(virtual))
-    return _lerp(xs[prev], xs[prev + 1], virtual - prev)
-
-
-def median(values):
-    """numpy.median; None when empty."""
-    if not values:
-        return None
-    xs = sorted(values)
-    n = len(xs)
-    mid = n // 2
-    if n % 2:
-        return xs[mid]
-    return (xs[mid - 1] + xs[mid]) / 2.0
-
-
-def mean(values):
-    if not values:
-        return None
-    return math.fsum(values) / len(values)
-
 
 def _ms(value):
     return None if value is None else round(value * 1000.0, 4)

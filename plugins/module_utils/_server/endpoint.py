@@ -18,6 +18,8 @@ import re
 
 from urllib.parse import urlsplit
 
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._errors import OptionError  # noqa: F401 pylint: disable=unused-import
+
 SECRET_MASK = '********'
 DEFAULT_ENDPOINT = 'http://127.0.0.1:8000'
 #: Characters of a user-given value shown in a message; longer values are cut.
@@ -36,10 +38,6 @@ REQUEST_DEADLINE_MAX = 86400.0
 
 _HOST = re.compile(r'^(?:[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?|[0-9a-f:.]+(?:%[a-z0-9_.-]+)?)\Z')
 _USERINFO = re.compile(r'(//)([^/@?#]*)@')
-
-
-class OptionError(Exception):
-    """A bad option value; the message is a sentence for the operator."""
 
 
 def endpoint_argument_spec():
