@@ -42,23 +42,11 @@ description:
 author:
   - jetson_llm.vllm maintainers (@jetson-llm)
 extends_documentation_fragment:
+  - jetson_llm.vllm.service.name
+  - jetson_llm.vllm.service
   - jetson_llm.vllm._attributes
   - jetson_llm.vllm._attributes.writer
 options:
-  name:
-    description:
-      - The systemd service (C(vllm) or C(vllm.service)), or the compose service.
-      - Letters, digits and C(:_.@-\), not starting with C(-) or C(.); anything else fails and nothing is changed.
-    type: str
-    required: true
-  manager:
-    description: How the service is deployed.
-    type: str
-    choices: [systemd, compose]
-    default: systemd
-  project_src:
-    description: The compose project directory (required with O(manager=compose)).
-    type: path
   state:
     description: What to do with the overlay.
     type: str
@@ -161,6 +149,8 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay_compose
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import info as service_info
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.options import (
+    COMPOSE_NEEDS_PROJECT, name_argument_spec, service_argument_spec)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import systemd
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._files import write_atomic
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._safe import InputError, check_name, dumps, end_of_options
@@ -259,18 +249,18 @@ class _Compose(object):
 
 
 def main():
+    argument_spec = name_argument_spec()
+    argument_spec.update(service_argument_spec())
+    argument_spec.update(
+        state=dict(type='str', required=True, choices=['candidate', 'committed', 'absent']),
+        scope=dict(type='str', default='all', choices=['candidate', 'all']),
+        speculative_config=dict(type='dict'),
+        gpu_memory_utilization=dict(type='float'),
+    )
     module = AnsibleModule(
-        argument_spec=dict(
-            name=dict(type='str', required=True),
-            manager=dict(type='str', default='systemd', choices=['systemd', 'compose']),
-            project_src=dict(type='path'),
-            state=dict(type='str', required=True, choices=['candidate', 'committed', 'absent']),
-            scope=dict(type='str', default='all', choices=['candidate', 'all']),
-            speculative_config=dict(type='dict'),
-            gpu_memory_utilization=dict(type='float'),
-        ),
+        argument_spec=argument_spec,
         required_if=[('state', 'candidate', ['speculative_config', 'gpu_memory_utilization']),
-                     ('manager', 'compose', ['project_src'])],
+                     COMPOSE_NEEDS_PROJECT],
         supports_check_mode=True,
     )
     params = module.params

@@ -30,24 +30,11 @@ description:
 author:
   - jetson_llm.vllm maintainers (@jetson-llm)
 extends_documentation_fragment:
+  - jetson_llm.vllm.service.name
+  - jetson_llm.vllm.service
   - jetson_llm.vllm._attributes
   - jetson_llm.vllm._attributes.reader
 options:
-  name:
-    description:
-      - The systemd unit (without C(.service)) or the compose service of vLLM.
-      - Letters, digits and C(:_.@-\), not starting with C(-) or C(.) (a name is an operand of C(systemctl) and
-        C(docker)); anything else fails and nothing is read.
-    type: str
-    required: true
-  manager:
-    description: How the service is deployed.
-    type: str
-    choices: [systemd, compose]
-    default: systemd
-  project_src:
-    description: The compose project directory (with O(manager=compose)).
-    type: path
   fact_file:
     description:
       - The outcome record (JSON) of earlier runs, an absolute path.
@@ -354,6 +341,8 @@ from ansible_collections.jetson_llm.vllm.plugins.module_utils._safe import Input
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.info import (
     Runner, ServiceInfoError, compose_config_runner, gather)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.files import read_regular
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.options import (
+    COMPOSE_NEEDS_PROJECT, name_argument_spec, service_argument_spec)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.serve_args import analyse_command
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay_compose
@@ -409,171 +398,241 @@ def guard_armed(module, unit, boot_guard=None):
     return rc == 0 and out.strip() in ('active', 'activating')
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            name=dict(type='str', required=True),
-            manager=dict(type='str', default='systemd', choices=['systemd', 'compose']),
-            project_src=dict(type='path'),
-            fact_file=dict(type='path', required=True),
-            guard_unit=dict(type='str', required=True),
-            boot_guard=dict(type='path'),
-            state=dict(type='str', default='enabled', choices=['enabled', 'disabled']),
-            force_verify=dict(type='bool', default=False),
-            default_gpu_memory_utilization=dict(type='float', default=0.9),
-            baseline=dict(type='dict', default={}),
-            workload=dict(type='dict', default={}, options=dict(
-                concurrency=dict(type='list', elements='int'), num_prompts=dict(type='int'),
-                warmup_prompts=dict(type='int'), input_len=dict(type='int'), output_len=dict(type='int'),
-                dataset=dict(type='str'), prompts_file=dict(type='str'), temperature=dict(type='float'),
-                ignore_eos=dict(type='bool'), seed=dict(type='int'), max_failed_ratio=dict(type='float'),
-                request_timeout=dict(type='float'), request_deadline=dict(type='float'))),
-            inputs=dict(type='dict', default={}, options=dict(
-                method=dict(type='str'), eagle3_head=dict(type='str'), draft_model=dict(type='str'),
-                smaller_draft_model=dict(type='str'), num_speculative_tokens=dict(type='int', no_log=False),
-                expected_concurrency=dict(type='int'), allow_small_devices=dict(type='bool'),
-                extra_config=dict(type='dict'), min_throughput_gain=dict(type='float'),
-                min_tpot_reduction=dict(type='float'), disable_below_gain=dict(type='float'),
-                c8_tolerance=dict(type='float'), c8_margin=dict(type='float'), max_ttft_increase=dict(type='float'),
-                keep_marginal=dict(type='bool'),
-                regression_rule=dict(type='str'),
-                phase_shift=dict(type='dict', options=dict(c1=dict(type='float'), c8=dict(type='float'))),
-                decide_undetermined=dict(type='str'), measurement=dict(type='str'))),
-        ),
-        required_if=[('manager', 'compose', ['project_src'])],
-        supports_check_mode=True,
+def argument_spec():
+    """The module's argument spec: the shared service options, then its own."""
+    spec = name_argument_spec()
+    spec.update(service_argument_spec())
+    spec.update(
+        fact_file=dict(type='path', required=True),
+        guard_unit=dict(type='str', required=True),
+        boot_guard=dict(type='path'),
+        state=dict(type='str', default='enabled', choices=['enabled', 'disabled']),
+        force_verify=dict(type='bool', default=False),
+        default_gpu_memory_utilization=dict(type='float', default=0.9),
+        baseline=dict(type='dict', default={}),
+        workload=dict(type='dict', default={}, options=dict(
+            concurrency=dict(type='list', elements='int'), num_prompts=dict(type='int'),
+            warmup_prompts=dict(type='int'), input_len=dict(type='int'), output_len=dict(type='int'),
+            dataset=dict(type='str'), prompts_file=dict(type='str'), temperature=dict(type='float'),
+            ignore_eos=dict(type='bool'), seed=dict(type='int'), max_failed_ratio=dict(type='float'),
+            request_timeout=dict(type='float'), request_deadline=dict(type='float'))),
+        inputs=dict(type='dict', default={}, options=dict(
+            method=dict(type='str'), eagle3_head=dict(type='str'), draft_model=dict(type='str'),
+            smaller_draft_model=dict(type='str'), num_speculative_tokens=dict(type='int', no_log=False),
+            expected_concurrency=dict(type='int'), allow_small_devices=dict(type='bool'),
+            extra_config=dict(type='dict'), min_throughput_gain=dict(type='float'),
+            min_tpot_reduction=dict(type='float'), disable_below_gain=dict(type='float'),
+            c8_tolerance=dict(type='float'), c8_margin=dict(type='float'), max_ttft_increase=dict(type='float'),
+            keep_marginal=dict(type='bool'),
+            regression_rule=dict(type='str'),
+            phase_shift=dict(type='dict', options=dict(c1=dict(type='float'), c8=dict(type='float'))),
+            decide_undetermined=dict(type='str'), measurement=dict(type='str'))),
     )
-    params = module.params
-    try:
-        check_name(params['name'], 'name')
-        check_name(params['guard_unit'], 'guard_unit')
-        for option in ('fact_file', 'boot_guard', 'project_src'):
-            check_path(params[option], option, allow_none=option != 'fact_file')
-    except InputError as exc:
-        module.fail_json(msg='%s. Nothing was read or changed.' % exc)
+    return spec
 
-    def run_command(argv):
-        return module.run_command(argv, check_rc=False, environ_update={'LC_ALL': 'C', 'SYSTEMD_PAGER': ''})
 
-    try:
-        service, warnings = gather(params['name'], manager=params['manager'], project_src=params['project_src'],
-                                   run_command=run_command, which=module.get_bin_path)
-    except ServiceInfoError as exc:
-        module.fail_json(msg=str(exc))
-    for warning in warnings:
-        module.warn(warning)
+class StateReader(object):
+    """One pass over the host, step by step: ``run()`` lists the steps; each method does one of them and keeps what
+    it found as attributes for the steps after it."""
 
-    record_read, record_problem = _read(params['fact_file'], MAX_RECORD_BYTES)
-    record, parse_problem = parse(record_read.data) if record_read.data is not None else ({}, None)
-    record_problem = record_problem or parse_problem
-    if record_problem:
-        module.warn('The recorded outcome %s is ignored: %s. It counts as no record: the host is verified again.'
-                    % (params['fact_file'], record_problem))
+    def __init__(self, module):
+        self.module = module
+        self.params = module.params
 
-    running = service.get('running') or None
-    run_serve = (running or {}).get('serve') or {}
-    configured = (service.get('configured') or {}).get('serve') or {}
-    state = service.get('state') or {}
-    is_running = running is not None or state.get('status') in ('running', 'active')
-    speculative = run_serve.get('speculative_config') is not None
-    service_file = service.get('file') or {}
+    def run(self):
+        """Read the host, decide, and exit with the result (or fail with a sentence saying why)."""
+        self.check_options()
+        self.read_service()
+        self.read_record()
+        self.read_overlay()
+        self.read_baseline_utilisation()
+        self.compute_fingerprints()
+        self.read_guard()
+        self.decide_action()
+        self.read_exposure()
+        self.module.exit_json(**self.result())
 
-    # The speculative change is the collection's own overlay (a drop-in, an override file). The baseline is the
-    # service without it; removing the overlay restores it, unless the baseline itself speculates.
-    overlay_info = {'candidate': False, 'committed': False, 'baseline_speculative': False}
-    baseline_serve = configured
-    service_sha256 = service_file.get('sha256')
-    can_restore = False  # no service: nothing to put back
-    compose_info = None
-    if params['manager'] == 'compose':
-        project = service.get('compose') or {}
-        compose_info = {'base_files': project.get('base_files') or [], 'files': project.get('files') or []}
+    def run_command(self, argv):
+        return self.module.run_command(argv, check_rc=False, environ_update={'LC_ALL': 'C', 'SYSTEMD_PAGER': ''})
+
+    def check_options(self):
+        """The names and paths, before anything is read."""
+        params = self.params
+        try:
+            check_name(params['name'], 'name')
+            check_name(params['guard_unit'], 'guard_unit')
+            for option in ('fact_file', 'boot_guard', 'project_src'):
+                check_path(params[option], option, allow_none=option != 'fact_file')
+        except InputError as exc:
+            self.module.fail_json(msg='%s. Nothing was read or changed.' % exc)
+
+    def read_service(self):
+        """The deployed service as vllm_service_info reads it, and what runs: the process's and the configured
+        vLLM arguments."""
+        try:
+            service, warnings = gather(self.params['name'], manager=self.params['manager'],
+                                       project_src=self.params['project_src'], run_command=self.run_command,
+                                       which=self.module.get_bin_path)
+        except ServiceInfoError as exc:
+            self.module.fail_json(msg=str(exc))
+        for warning in warnings:
+            self.module.warn(warning)
+        self.service = service
+        self.running = service.get('running') or None
+        self.run_serve = (self.running or {}).get('serve') or {}
+        self.configured = (service.get('configured') or {}).get('serve') or {}
+        state = service.get('state') or {}
+        self.is_running = self.running is not None or state.get('status') in ('running', 'active')
+        self.speculative = self.run_serve.get('speculative_config') is not None
+        self.service_file = service.get('file') or {}
+
+    def read_record(self):
+        """The recorded outcome; a damaged one counts as none, with a warning saying why."""
+        record_read, record_problem = _read(self.params['fact_file'], MAX_RECORD_BYTES)
+        self.record, parse_problem = parse(record_read.data) if record_read.data is not None else ({}, None)
+        self.record_problem = record_problem or parse_problem
+        if self.record_problem:
+            self.module.warn('The recorded outcome %s is ignored: %s. It counts as no record: the host is verified '
+                             'again.' % (self.params['fact_file'], self.record_problem))
+
+    def read_overlay(self):
+        """The collection's overlay and the baseline, the service without it (removing the overlay restores the
+        baseline, unless the baseline itself speculates); per manager."""
+        self.overlay_info = {'candidate': False, 'committed': False, 'baseline_speculative': False}
+        self.baseline_serve = self.configured
+        self.service_sha256 = self.service_file.get('sha256')
+        self.can_restore = False  # no service: nothing to put back
+        self.compose = None
+        if self.params['manager'] == 'compose':
+            self.read_compose_overlay()
+        elif self.service.get('exists') and self.service_file.get('path'):
+            self.read_systemd_overlay()
+
+    def read_compose_overlay(self):
+        """compose: the collection's override files, and the service as the project's own files define it."""
+        project = self.service.get('compose') or {}
+        self.compose = {'base_files': project.get('base_files') or [], 'files': project.get('files') or []}
         present = project.get('overlay') or {}
-        overlay_info = {'candidate': 'candidate' in present, 'committed': 'committed' in present,
-                        'baseline_speculative': False}
-        if service.get('exists'):
-            base = overlay_compose.read_baseline(
-                LIVE_ROOT, project['project_dir'], params['name'], compose_info['base_files'],
-                compose_config_runner(Runner(run_command, module.get_bin_path), project['project_dir'],
-                                      compose_info['base_files']))
-            baseline_serve = base['serve'] or {}
-            overlay_info['baseline_speculative'] = baseline_serve.get('speculative_config') is not None
-            service_sha256 = base['sha256']
-            can_restore = not overlay_info['baseline_speculative']
-    elif service.get('exists') and service_file.get('path'):
-        unit = systemd.unit_name(params['name'])
-        base = overlay.read_baseline(LIVE_ROOT, unit, service_file['path'])
+        self.overlay_info = {'candidate': 'candidate' in present, 'committed': 'committed' in present,
+                             'baseline_speculative': False}
+        if not self.service.get('exists'):
+            return
+        base = overlay_compose.read_baseline(
+            LIVE_ROOT, project['project_dir'], self.params['name'], self.compose['base_files'],
+            compose_config_runner(Runner(self.run_command, self.module.get_bin_path), project['project_dir'],
+                                  self.compose['base_files']))
+        self.baseline_serve = base['serve'] or {}
+        self.overlay_info['baseline_speculative'] = self.baseline_serve.get('speculative_config') is not None
+        self.service_sha256 = base['sha256']
+        self.can_restore = not self.overlay_info['baseline_speculative']
+
+    def read_systemd_overlay(self):
+        """systemd: the collection's drop-ins, and the unit with its other drop-ins."""
+        unit = systemd.unit_name(self.params['name'])
+        base = overlay.read_baseline(LIVE_ROOT, unit, self.service_file['path'])
         present = overlay.read_overlay(LIVE_ROOT, unit)
         base_info = analyse_command(base['argv'], env=base['env'])[0] if base['argv'] else {}
-        baseline_serve = base_info.get('serve') or {}
-        overlay_info = {'candidate': present['candidate'].exists, 'committed': present['committed'].exists,
-                        'baseline_speculative': baseline_serve.get('speculative_config') is not None}
-        service_sha256 = base['sha256']
-        can_restore = not overlay_info['baseline_speculative']
+        self.baseline_serve = base_info.get('serve') or {}
+        self.overlay_info = {'candidate': present['candidate'].exists, 'committed': present['committed'].exists,
+                             'baseline_speculative': self.baseline_serve.get('speculative_config') is not None}
+        self.service_sha256 = base['sha256']
+        self.can_restore = not self.overlay_info['baseline_speculative']
 
-    if speculative:
-        baseline_gmu = baseline_serve.get('gpu_memory_utilization')
-        if baseline_gmu is None or overlay_info['baseline_speculative']:
-            baseline_gmu = record.get('baseline_gpu_memory_utilization')
-    else:
-        baseline_gmu = run_serve.get('gpu_memory_utilization') if running else baseline_serve.get('gpu_memory_utilization')
-    try:
-        baseline_gmu = float(baseline_gmu) if baseline_gmu is not None else params['default_gpu_memory_utilization']
-    except (TypeError, ValueError):
-        baseline_gmu = params['default_gpu_memory_utilization']
+    def read_baseline_utilisation(self):
+        """The baseline's --gpu-memory-utilization: while speculation runs, the baseline's own, else the recorded one;
+        otherwise the running (or configured) value; default_gpu_memory_utilization when none is a number."""
+        if self.speculative:
+            value = self.baseline_serve.get('gpu_memory_utilization')
+            if value is None or self.overlay_info['baseline_speculative']:
+                value = self.record.get('baseline_gpu_memory_utilization')
+        elif self.running:
+            value = self.run_serve.get('gpu_memory_utilization')
+        else:
+            value = self.baseline_serve.get('gpu_memory_utilization')
+        default = self.params['default_gpu_memory_utilization']
+        try:
+            self.baseline_gmu = float(value) if value is not None else default
+        except (TypeError, ValueError):
+            self.baseline_gmu = default
 
-    workload = _given(params['workload'])
-    inputs = decision_inputs(params['inputs'])
-    # A part that is only known on some hosts (the clock state) counts when it is known: a host where it cannot be
-    # read keeps the fingerprint it had before the part existed.
-    given_baseline = dict((k, v) for k, v in params['baseline'].items() if not (k in OPTIONAL_PARTS and v in (None, '')))
-    baseline_parts = dict(given_baseline, baseline_gpu_memory_utilization=baseline_gmu, workload=workload)
-    # The service itself without the overlay (systemd: the unit and its other drop-ins; compose: the project's files
-    # and .env): an operator's edit is a new baseline, whose stored benchmark must not be reused.
-    baseline_parts['service'] = service_sha256
-    fingerprint_parts = {'baseline': baseline_parts, 'inputs': inputs}
-    try:
-        baseline_fingerprint = fingerprint(baseline_parts)
-        full_fingerprint = fingerprint({'baseline': baseline_fingerprint, 'inputs': inputs})
-    except (TypeError, ValueError) as exc:
-        module.fail_json(msg='baseline, workload or inputs hold a value that cannot be fingerprinted (%s)' % exc)
+    def compute_fingerprints(self):
+        """The baseline fingerprint (whether a stored baseline benchmark can be reused) and the full one."""
+        params = self.params
+        self.workload = _given(params['workload'])
+        self.inputs = decision_inputs(params['inputs'])
+        # A part that is only known on some hosts (the clock state) counts when it is known: a host where it cannot be
+        # read keeps the fingerprint it had before the part existed.
+        given_baseline = dict((k, v) for k, v in params['baseline'].items()
+                              if not (k in OPTIONAL_PARTS and v in (None, '')))
+        baseline_parts = dict(given_baseline, baseline_gpu_memory_utilization=self.baseline_gmu,
+                              workload=self.workload)
+        # The service itself without the overlay (systemd: the unit and its other drop-ins; compose: the project's
+        # files and .env): an operator's edit is a new baseline, whose stored benchmark must not be reused.
+        baseline_parts['service'] = self.service_sha256
+        self.fingerprint_parts = {'baseline': baseline_parts, 'inputs': self.inputs}
+        try:
+            self.baseline_fingerprint = fingerprint(baseline_parts)
+            self.full_fingerprint = fingerprint({'baseline': self.baseline_fingerprint, 'inputs': self.inputs})
+        except (TypeError, ValueError) as exc:
+            self.module.fail_json(msg='baseline, workload or inputs hold a value that cannot be fingerprinted (%s)'
+                                  % exc)
 
-    observed = {
-        'service': params['name'],
-        'service_exists': bool(service.get('exists')),
-        'running': bool(is_running),
-        'running_speculative': speculative,
-        'record': record,
-        'record_problem': record_problem,
-        'last_known_good': can_restore,
-        'guard_armed': guard_armed(module, params['guard_unit'], params['boot_guard']),
-        'state': params['state'],
-        'force_verify': params['force_verify'],
-        'fingerprint': full_fingerprint,
-        'fingerprint_parts': fingerprint_parts,
-        'service_sha256': service_sha256,
-    }
-    answer = decide(observed)
-    exposure = service_exposure(run_serve if running else configured) if service.get('exists') else None
-    if exposure and exposure['warning']:
-        module.warn(exposure['warning'])
-    module.exit_json(
-        changed=False,
-        action=answer['action'], rule=answer['rule'], remove_speculation=answer['remove_speculation'],
-        reasons=answer['reasons'], record=record, record_problem=record_problem,
-        running={'running': bool(is_running), 'speculative': speculative,
-                 'speculative_config': run_serve.get('speculative_config'),
-                 'gpu_memory_utilization': run_serve.get('gpu_memory_utilization')},
-        service={'exists': bool(service.get('exists')), 'path': service_file.get('path'),
-                 'sha256': service_sha256,
-                 'speculative': configured.get('speculative_config') is not None,
-                 'model': (service.get('serve') or {}).get('model'), 'port': (service.get('serve') or {}).get('port')},
-        overlay=overlay_info, compose=compose_info, can_restore=can_restore,
-        guard_armed=observed['guard_armed'],
-        baseline_gpu_memory_utilization=baseline_gmu,
-        fingerprint=full_fingerprint, baseline_fingerprint=baseline_fingerprint, fingerprint_parts=fingerprint_parts,
-        inputs=inputs, workload=workload, exposure=exposure,
-    )
+    def read_guard(self):
+        """Whether the guard is armed (its timer, or the boot-time unit)."""
+        self.armed = guard_armed(self.module, self.params['guard_unit'], self.params['boot_guard'])
+
+    def decide_action(self):
+        """The action, from everything observed (docs/lifecycle.md's rules)."""
+        self.answer = decide({
+            'service': self.params['name'],
+            'service_exists': bool(self.service.get('exists')),
+            'running': bool(self.is_running),
+            'running_speculative': self.speculative,
+            'record': self.record,
+            'record_problem': self.record_problem,
+            'last_known_good': self.can_restore,
+            'guard_armed': self.armed,
+            'state': self.params['state'],
+            'force_verify': self.params['force_verify'],
+            'fingerprint': self.full_fingerprint,
+            'fingerprint_parts': self.fingerprint_parts,
+            'service_sha256': self.service_sha256,
+        })
+
+    def read_exposure(self):
+        """Who can use the model (None without a service), with a warning when anyone who reaches the host can."""
+        self.exposure = None
+        if self.service.get('exists'):
+            self.exposure = service_exposure(self.run_serve if self.running else self.configured)
+        if self.exposure and self.exposure['warning']:
+            self.module.warn(self.exposure['warning'])
+
+    def result(self):
+        """The module's result."""
+        answer, serve = self.answer, self.service.get('serve') or {}
+        return dict(
+            changed=False,
+            action=answer['action'], rule=answer['rule'], remove_speculation=answer['remove_speculation'],
+            reasons=answer['reasons'], record=self.record, record_problem=self.record_problem,
+            running={'running': bool(self.is_running), 'speculative': self.speculative,
+                     'speculative_config': self.run_serve.get('speculative_config'),
+                     'gpu_memory_utilization': self.run_serve.get('gpu_memory_utilization')},
+            service={'exists': bool(self.service.get('exists')), 'path': self.service_file.get('path'),
+                     'sha256': self.service_sha256,
+                     'speculative': self.configured.get('speculative_config') is not None,
+                     'model': serve.get('model'), 'port': serve.get('port')},
+            overlay=self.overlay_info, compose=self.compose, can_restore=self.can_restore,
+            guard_armed=self.armed,
+            baseline_gpu_memory_utilization=self.baseline_gmu,
+            fingerprint=self.full_fingerprint, baseline_fingerprint=self.baseline_fingerprint,
+            fingerprint_parts=self.fingerprint_parts,
+            inputs=self.inputs, workload=self.workload, exposure=self.exposure,
+        )
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), required_if=[COMPOSE_NEEDS_PROJECT], supports_check_mode=True)
+    StateReader(module).run()
 
 
 if __name__ == '__main__':

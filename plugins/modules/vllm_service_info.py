@@ -41,13 +41,9 @@ description:
   - The module changes nothing.
 author:
   - jetson_llm.vllm maintainers (@jetson-llm)
+extends_documentation_fragment:
+  - jetson_llm.vllm.service.name
 options:
-  name:
-    description:
-      - The systemd unit name, with or without C(.service) (for example C(vllm) or C(vllm@qwen3.service)), or the
-        name of the service in the compose file.
-    type: str
-    required: true
   manager:
     description:
       - How the service is deployed.
@@ -374,12 +370,13 @@ from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.info impo
     ServiceInfoError,
     gather,
 )
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.options import name_argument_spec
 
 
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            name=dict(type='str', required=True),
+            name_argument_spec(),
             manager=dict(type='str', default='auto', choices=['systemd', 'compose', 'auto']),
             project_src=dict(type='path'),
             unit_path=dict(type='path'),

@@ -18,6 +18,9 @@ undetermined; without them the point estimates decide, and the reasons say so. `
 every interval for a shift of the whole host between the baseline and candidate phases (measured by an
 A/A comparison; see _bootstrap), and marks the criteria it alone leaves open (``shift_bound``). The
 speed-up is explained from the acceptance rate and the TPOT ratio (_speedup).
+
+``verdict()`` checks its options (``verdict_options()``) and runs ``Verdict``, whose ``run()`` lists the steps of
+one verdict in order (read, measure, estimate the intervals, classify, decide, explain, result), one method each.
 """
 
 from __future__ import (absolute_import, division, print_function)
@@ -690,305 +693,465 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
     c8_regression_only.
     Raises SpeculativeInputError on invalid input (mismatched workloads, failed runs...).
     """
-    opts = _check_verdict_options({
-        'min_throughput_gain': min_throughput_gain, 'min_tpot_reduction': min_tpot_reduction,
-        'disable_below_gain': disable_below_gain, 'c8_tolerance': c8_tolerance,
-        'high_acceptance_rate': high_acceptance_rate, 'low_acceptance_rate': low_acceptance_rate,
-    })
-    check_bool('keep_marginal', keep_marginal)
-    opts['c8_margin'] = check_c8_loss('c8_margin', c8_margin)
-    opts.update(_check_new_options({'bootstrap_resamples': bootstrap_resamples, 'regression_rule': regression_rule,
-                                    'decide_undetermined': decide_undetermined,
-                                    'num_speculative_tokens': num_speculative_tokens,
-                                    'phase_shift': phase_shift, 'max_ttft_increase': max_ttft_increase}))
-    opts['drafting_off_above'] = check_int('drafting_off_above', drafting_off_above, minimum=1, maximum=65535,
-                                           optional=True)
-    base = unwrap_benchmark('baseline', baseline)
-    cand = unwrap_benchmark('candidate', candidate)
-    check_workloads_match(base, cand)
-    opts['confidence'] = _confidence_of(cand, confidence)
-    shift_conf = _last_look_confidence(cand)
-    text1, text8 = level_text(opts['confidence']['c1']), level_text(opts['confidence']['c8'])
-    base_runs = runs_by_concurrency('baseline', base)
-    cand_runs = runs_by_concurrency('candidate', cand)
-    if sorted(base_runs) != sorted(cand_runs):
-        raise SpeculativeInputError('The benchmarks ran different concurrency lists: baseline %s, candidate %s.'
-                                    % (sorted(base_runs), sorted(cand_runs)))
-    if LOW_CONCURRENCY not in base_runs:
-        raise SpeculativeInputError('Neither benchmark has a run at concurrency 1 (runs at %s): the verdict is decided '
-                                    'at concurrency 1; add 1 to the concurrency list.' % sorted(base_runs))
+    opts = verdict_options(
+        min_throughput_gain=min_throughput_gain, min_tpot_reduction=min_tpot_reduction,
+        disable_below_gain=disable_below_gain, c8_tolerance=c8_tolerance, keep_marginal=keep_marginal,
+        high_acceptance_rate=high_acceptance_rate, low_acceptance_rate=low_acceptance_rate,
+        bootstrap_resamples=bootstrap_resamples, regression_rule=regression_rule,
+        decide_undetermined=decide_undetermined, num_speculative_tokens=num_speculative_tokens,
+        phase_shift=phase_shift, c8_margin=c8_margin, max_ttft_increase=max_ttft_increase,
+        drafting_off_above=drafting_off_above)
+    return Verdict(opts).run(baseline, candidate, confidence)
 
-    warnings = []
-    for label, runs in (('baseline', base_runs), ('candidate', cand_runs)):
-        for conc, run in sorted(runs.items()):
-            if run.get('metrics_polluted') is True:
-                warnings.append('The %s run at concurrency %s has polluted metrics (other traffic on the server): '
-                                'treat the numbers with care.' % (label, conc))
-    for key in ('model', 'variant', 'l4t', 'power_mode'):
-        if base.get(key) != cand.get(key):
-            warnings.append('The baseline and candidate differ in %s (%r vs %r): make sure they measure the same '
-                            'service on the same device.' % (key, base.get(key), cand.get(key)))
 
-    b1, c1 = base_runs[LOW_CONCURRENCY], cand_runs[LOW_CONCURRENCY]
-    b_tput = metric('baseline', b1, 'throughput_tok_s', 1)
-    c_tput = metric('candidate', c1, 'throughput_tok_s', 1)
-    b_tpot = metric('baseline', b1, 'tpot_ms_p50', 1)
-    c_tpot = metric('candidate', c1, 'tpot_ms_p50', 1)
-    gain = _ratio_change('throughput_tok_s', c_tput, b_tput)
-    reduction = -_ratio_change('tpot_ms_p50', c_tpot, b_tpot)
-    measurements = {'c1': {'baseline': {'throughput_tok_s': b_tput, 'tpot_ms_p50': b_tpot},
-                           'candidate': {'throughput_tok_s': c_tput, 'tpot_ms_p50': c_tpot}}, 'c8': None}
+def verdict_options(**given):
+    """verdict()'s options (all its keyword arguments but ``confidence``, which depends on the candidate) as one
+    dictionary, checked; raises SpeculativeInputError naming the first bad value."""
+    opts = _check_verdict_options(dict((key, given[key]) for key in (
+        'min_throughput_gain', 'min_tpot_reduction', 'disable_below_gain', 'c8_tolerance', 'high_acceptance_rate',
+        'low_acceptance_rate')))
+    opts['keep_marginal'] = check_bool('keep_marginal', given['keep_marginal'])
+    opts['c8_margin'] = check_c8_loss('c8_margin', given['c8_margin'])
+    opts.update(_check_new_options(dict((key, given[key]) for key in (
+        'bootstrap_resamples', 'regression_rule', 'decide_undetermined', 'num_speculative_tokens', 'phase_shift',
+        'max_ttft_increase'))))
+    opts['drafting_off_above'] = check_int('drafting_off_above', given['drafting_off_above'], minimum=1,
+                                           maximum=65535, optional=True)
+    return opts
 
-    change8 = b8 = c8 = None
-    levels = [LOW_CONCURRENCY]
-    if HIGH_CONCURRENCY in base_runs:
-        levels.append(HIGH_CONCURRENCY)
-        b8 = metric('baseline', base_runs[HIGH_CONCURRENCY], 'throughput_tok_s', 8)
-        c8 = metric('candidate', cand_runs[HIGH_CONCURRENCY], 'throughput_tok_s', 8)
-        change8 = _ratio_change('concurrency-8 throughput_tok_s', c8, b8)
-        measurements['c8'] = {'baseline': {'throughput_tok_s': b8}, 'candidate': {'throughput_tok_s': c8}}
-    else:
-        warnings.append('No run at concurrency 8: decided on concurrency 1 only; a throughput regression under load '
-                        'was not checked (add 8 to the concurrency list).')
 
-    ttft = ttft_changes(base_runs, cand_runs, levels, required=opts['max_ttft_increase'] is not None)
-    for level, (base_ttft, cand_ttft, _change) in ttft.items():
-        measurements['c%d' % level]['baseline']['ttft_ms_p50'] = base_ttft
-        measurements['c%d' % level]['candidate']['ttft_ms_p50'] = cand_ttft
-    ttft_c1 = ttft.get(LOW_CONCURRENCY)
-    if ttft_c1 and ttft_c1[2] > TTFT_WARN_INCREASE and opts['max_ttft_increase'] is None:
-        warnings.append('TTFT p50 at concurrency 1 rose %s (%.1f -> %.1f ms): speculation is not credited for TTFT and '
-                        'the verdict does not count it; set max_ttft_increase to revert such a change.'
-                        % (pct(ttft_c1[2]), ttft_c1[0], ttft_c1[1]))
+class Verdict(object):
+    """One verdict, step by step: ``run()`` lists the steps; each method does one of them.
 
-    acceptance = _acceptance(c1)
-    if acceptance is None:
-        warnings.append('The candidate\'s concurrency-1 run has no speculative-decoding counters (acceptance rate '
-                        'unknown): check that --speculative-config is really active.')
-    if isinstance(b1.get('spec_decode'), dict):
-        warnings.append('The baseline run shows speculative-decoding counters: the baseline should be measured without '
-                        '--speculative-config.')
+    The steps share what they found as attributes: the benchmarks (``base``, ``cand``, ``base_runs``, ``cand_runs``),
+    the measurements, the intervals, the criteria and the decision, then the ``reasons`` and ``warnings`` they write
+    in the order the result gives them.
+    """
 
-    point_ratios = {('throughput', 1): c_tput / b_tput, ('tpot', 1): c_tpot / b_tpot}
-    if change8 is not None:
-        point_ratios[('throughput', 8)] = c8 / b8
-    ratio_iv, notes, resamples, seed = _intervals(base_runs, cand_runs, levels, point_ratios, opts, warnings)
-    shifts = dict((level, opts['phase_shift'][key]) for key, level in PHASE_SHIFT_LEVELS.items())
-    for key in list(ratio_iv):
-        ratio_iv[key] = with_phase_shift(ratio_iv[key], point_ratios[key], shifts[key[1]],
-                                         opts['confidence'][_level_key(key[1])])
-    if any(shifts[level] and interval is not None for (_kind, level), interval in ratio_iv.items()):
-        notes.append('The intervals include a shift of the whole host between the baseline and candidate phases '
-                     '(phase_shift: %s, the standard deviation of an A/A comparison beyond the request noise).'
-                     % ', '.join('%s at concurrency %d' % (pct(shifts[level]), level) for level in levels
-                                 if shifts[level]))
+    def __init__(self, opts):
+        """``opts``: verdict_options(), with ``confidence`` added once the candidate is read."""
+        self.opts = opts
+        self.warnings = []
+        self.reasons = []
 
-    gain_iv = ratio_iv.get(('throughput', 1))
-    gain_iv = None if gain_iv is None else (gain_iv[0] - 1.0, gain_iv[1] - 1.0)
-    tpot_iv = ratio_iv.get(('tpot', 1))
-    reduction_iv = None if tpot_iv is None else (1.0 - tpot_iv[1], 1.0 - tpot_iv[0])
-    criteria = {}
-    for name, point, interval, threshold, ratio, threshold_ratio in (
-            ('throughput_gain_c1', gain, gain_iv, opts['min_throughput_gain'], point_ratios[('throughput', 1)],
-             1.0 + opts['min_throughput_gain']),
-            ('tpot_reduction_c1', reduction, reduction_iv, opts['min_tpot_reduction'], point_ratios[('tpot', 1)],
-             1.0 - opts['min_tpot_reduction']),
-            ('minimum_gain_c1', gain, gain_iv, opts['disable_below_gain'], point_ratios[('throughput', 1)],
-             1.0 + opts['disable_below_gain'])):
-        status, point_status = classify(name, point, interval, threshold)
-        criteria[name] = _criterion(point, interval, threshold, status, point_status,
-                                    'point_estimate' if interval is None else 'interval',
-                                    interval is not None
-                                    and shift_bound(ratio, threshold_ratio, shifts[1], shift_conf['c1']))
-    change8_iv = None
-    if change8 is not None:
-        change8_iv = ratio_iv.get(('throughput', 8))
-        change8_iv = None if change8_iv is None else (change8_iv[0] - 1.0, change8_iv[1] - 1.0)
-        limit = -opts['c8_tolerance'] if opts['c8_tolerance'] else 0.0
-        status, point_status = classify('regression_c8', change8, change8_iv, limit)
-        if change8_iv is None:
-            criteria['regression_c8'] = _criterion(change8, change8_iv, limit, point_status, point_status, 'point_estimate')
+    def run(self, baseline, candidate, confidence=None):
+        """The verdict() result for ``baseline`` and ``candidate``; ``confidence`` as verdict() takes it."""
+        self.read_benchmarks(baseline, candidate, confidence)
+        self.warn_about_runs()
+        self.measure_c1()
+        self.measure_c8()
+        self.measure_ttft()
+        self.read_acceptance()
+        self.estimate_intervals()
+        self.classify_c1()
+        self.classify_c8()
+        self.decide_verdict()
+        self.explain_measurements()
+        self.explain_power()
+        self.explain_c8_interval()
+        self.warn_deprecated_rule()
+        self.explain_open_criteria()
+        self.explain_speedup()
+        self.explain_undetermined_and_ttft()
+        self.revert_ignored_drafting()
+        self.explain_outcome()
+        return self.result()
+
+    # --- the input ------------------------------------------------------------------------------
+
+    def read_benchmarks(self, baseline, candidate, confidence):
+        """Both benchmarks unwrapped and checked (the same workload and concurrency levels, one of them 1), and the
+        confidence of the intervals."""
+        self.base = unwrap_benchmark('baseline', baseline)
+        self.cand = unwrap_benchmark('candidate', candidate)
+        check_workloads_match(self.base, self.cand)
+        self.opts['confidence'] = _confidence_of(self.cand, confidence)
+        self.shift_confidence = _last_look_confidence(self.cand)
+        #: The confidence as the reasons print it ('95 %', or a sequential look's level).
+        self.level_texts = {'c1': level_text(self.opts['confidence']['c1']),
+                            'c8': level_text(self.opts['confidence']['c8'])}
+        self.base_runs = runs_by_concurrency('baseline', self.base)
+        self.cand_runs = runs_by_concurrency('candidate', self.cand)
+        if sorted(self.base_runs) != sorted(self.cand_runs):
+            raise SpeculativeInputError('The benchmarks ran different concurrency lists: baseline %s, candidate %s.'
+                                        % (sorted(self.base_runs), sorted(self.cand_runs)))
+        if LOW_CONCURRENCY not in self.base_runs:
+            raise SpeculativeInputError('Neither benchmark has a run at concurrency 1 (runs at %s): the verdict is '
+                                        'decided at concurrency 1; add 1 to the concurrency list.'
+                                        % sorted(self.base_runs))
+
+    def warn_about_runs(self):
+        """Warnings on what the runs say about themselves: polluted metrics, a different model, device or mode."""
+        for label, runs in (('baseline', self.base_runs), ('candidate', self.cand_runs)):
+            for conc, run in sorted(runs.items()):
+                if run.get('metrics_polluted') is True:
+                    self.warnings.append('The %s run at concurrency %s has polluted metrics (other traffic on the '
+                                         'server): treat the numbers with care.' % (label, conc))
+        for key in ('model', 'variant', 'l4t', 'power_mode'):
+            if self.base.get(key) != self.cand.get(key):
+                self.warnings.append('The baseline and candidate differ in %s (%r vs %r): make sure they measure the '
+                                     'same service on the same device.' % (key, self.base.get(key), self.cand.get(key)))
+
+    # --- the measurements -----------------------------------------------------------------------
+
+    def measure_c1(self):
+        """Throughput and TPOT p50 at concurrency 1: the gain and the TPOT reduction."""
+        self.base_run1, self.cand_run1 = self.base_runs[LOW_CONCURRENCY], self.cand_runs[LOW_CONCURRENCY]
+        self.base_tput1 = metric('baseline', self.base_run1, 'throughput_tok_s', 1)
+        self.cand_tput1 = metric('candidate', self.cand_run1, 'throughput_tok_s', 1)
+        self.base_tpot1 = metric('baseline', self.base_run1, 'tpot_ms_p50', 1)
+        self.cand_tpot1 = metric('candidate', self.cand_run1, 'tpot_ms_p50', 1)
+        self.gain = _ratio_change('throughput_tok_s', self.cand_tput1, self.base_tput1)
+        self.reduction = -_ratio_change('tpot_ms_p50', self.cand_tpot1, self.base_tpot1)
+        self.measurements = {
+            'c1': {'baseline': {'throughput_tok_s': self.base_tput1, 'tpot_ms_p50': self.base_tpot1},
+                   'candidate': {'throughput_tok_s': self.cand_tput1, 'tpot_ms_p50': self.cand_tpot1}},
+            'c8': None}
+        self.point_ratios = {('throughput', 1): self.cand_tput1 / self.base_tput1,
+                             ('tpot', 1): self.cand_tpot1 / self.base_tpot1}
+
+    def measure_c8(self):
+        """Throughput at concurrency 8 and its change, or a warning that there is no such run."""
+        self.change8 = self.base_tput8 = self.cand_tput8 = None
+        self.levels = [LOW_CONCURRENCY]
+        if HIGH_CONCURRENCY not in self.base_runs:
+            self.warnings.append('No run at concurrency 8: decided on concurrency 1 only; a throughput regression '
+                                 'under load was not checked (add 8 to the concurrency list).')
+            return
+        self.levels.append(HIGH_CONCURRENCY)
+        self.base_tput8 = metric('baseline', self.base_runs[HIGH_CONCURRENCY], 'throughput_tok_s', 8)
+        self.cand_tput8 = metric('candidate', self.cand_runs[HIGH_CONCURRENCY], 'throughput_tok_s', 8)
+        self.change8 = _ratio_change('concurrency-8 throughput_tok_s', self.cand_tput8, self.base_tput8)
+        self.measurements['c8'] = {'baseline': {'throughput_tok_s': self.base_tput8},
+                                   'candidate': {'throughput_tok_s': self.cand_tput8}}
+        self.point_ratios[('throughput', 8)] = self.cand_tput8 / self.base_tput8
+
+    def measure_ttft(self):
+        """TTFT p50 at each level (reported, never credited), with a warning when it rose at concurrency 1 and
+        max_ttft_increase is off."""
+        self.ttft = ttft_changes(self.base_runs, self.cand_runs, self.levels,
+                                 required=self.opts['max_ttft_increase'] is not None)
+        for level, (base_ttft, cand_ttft, _change) in self.ttft.items():
+            self.measurements['c%d' % level]['baseline']['ttft_ms_p50'] = base_ttft
+            self.measurements['c%d' % level]['candidate']['ttft_ms_p50'] = cand_ttft
+        self.ttft_c1 = self.ttft.get(LOW_CONCURRENCY)
+        if self.ttft_c1 and self.ttft_c1[2] > TTFT_WARN_INCREASE and self.opts['max_ttft_increase'] is None:
+            self.warnings.append('TTFT p50 at concurrency 1 rose %s (%.1f -> %.1f ms): speculation is not credited '
+                                 'for TTFT and the verdict does not count it; set max_ttft_increase to revert such a '
+                                 'change.' % (pct(self.ttft_c1[2]), self.ttft_c1[0], self.ttft_c1[1]))
+
+    def read_acceptance(self):
+        """The candidate's acceptance rate at concurrency 1, with warnings on missing or misplaced counters."""
+        self.acceptance = _acceptance(self.cand_run1)
+        if self.acceptance is None:
+            self.warnings.append('The candidate\'s concurrency-1 run has no speculative-decoding counters (acceptance '
+                                 'rate unknown): check that --speculative-config is really active.')
+        if isinstance(self.base_run1.get('spec_decode'), dict):
+            self.warnings.append('The baseline run shows speculative-decoding counters: the baseline should be '
+                                 'measured without --speculative-config.')
+
+    def estimate_intervals(self):
+        """The bootstrap intervals of the ratios (_intervals), widened by the declared phase shift."""
+        opts = self.opts
+        self.ratio_iv, self.notes, self.resamples, self.seed = _intervals(
+            self.base_runs, self.cand_runs, self.levels, self.point_ratios, opts, self.warnings)
+        self.shifts = dict((level, opts['phase_shift'][key]) for key, level in PHASE_SHIFT_LEVELS.items())
+        for key in list(self.ratio_iv):
+            self.ratio_iv[key] = with_phase_shift(self.ratio_iv[key], self.point_ratios[key], self.shifts[key[1]],
+                                                  opts['confidence'][_level_key(key[1])])
+        if any(self.shifts[level] and interval is not None for (_kind, level), interval in self.ratio_iv.items()):
+            self.notes.append('The intervals include a shift of the whole host between the baseline and candidate '
+                              'phases (phase_shift: %s, the standard deviation of an A/A comparison beyond the '
+                              'request noise).' % ', '.join('%s at concurrency %d' % (pct(self.shifts[level]), level)
+                                                            for level in self.levels if self.shifts[level]))
+
+    # --- the criteria and the decision ----------------------------------------------------------
+
+    def classify_c1(self):
+        """throughput_gain_c1, tpot_reduction_c1 and minimum_gain_c1: met / not_met / undetermined."""
+        opts = self.opts
+        gain_iv = self.ratio_iv.get(('throughput', 1))
+        self.gain_iv = None if gain_iv is None else (gain_iv[0] - 1.0, gain_iv[1] - 1.0)
+        tpot_iv = self.ratio_iv.get(('tpot', 1))
+        self.reduction_iv = None if tpot_iv is None else (1.0 - tpot_iv[1], 1.0 - tpot_iv[0])
+        self.criteria = {}
+        for name, point, interval, threshold, ratio, threshold_ratio in (
+                ('throughput_gain_c1', self.gain, self.gain_iv, opts['min_throughput_gain'],
+                 self.point_ratios[('throughput', 1)], 1.0 + opts['min_throughput_gain']),
+                ('tpot_reduction_c1', self.reduction, self.reduction_iv, opts['min_tpot_reduction'],
+                 self.point_ratios[('tpot', 1)], 1.0 - opts['min_tpot_reduction']),
+                ('minimum_gain_c1', self.gain, self.gain_iv, opts['disable_below_gain'],
+                 self.point_ratios[('throughput', 1)], 1.0 + opts['disable_below_gain'])):
+            status, point_status = classify(name, point, interval, threshold)
+            self.criteria[name] = _criterion(point, interval, threshold, status, point_status,
+                                             'point_estimate' if interval is None else 'interval',
+                                             interval is not None
+                                             and shift_bound(ratio, threshold_ratio, self.shifts[1],
+                                                             self.shift_confidence['c1']))
+
+    def classify_c8(self):
+        """regression_c8 (when there is a run at concurrency 8): non-inferiority on the interval, else the point."""
+        self.change8_iv = None
+        if self.change8 is None:
+            return
+        change8_iv = self.ratio_iv.get(('throughput', 8))
+        self.change8_iv = None if change8_iv is None else (change8_iv[0] - 1.0, change8_iv[1] - 1.0)
+        limit = -self.opts['c8_tolerance'] if self.opts['c8_tolerance'] else 0.0
+        status, point_status = classify('regression_c8', self.change8, self.change8_iv, limit)
+        if self.change8_iv is None:
+            self.criteria['regression_c8'] = _criterion(self.change8, self.change8_iv, limit, point_status,
+                                                        point_status, 'point_estimate')
+            return
+        # Non-inferiority: a measured loss beyond the tolerance is a regression; no regression only when the
+        # interval's lower bound rules out a loss larger than the margin (never a smaller margin than the
+        # tolerance); else open.
+        margin = -noninferiority_margin(self.opts)
+        if point_status == 'met':
+            status = 'met'
+        elif self.change8_iv[0] >= margin - EPSILON:
+            status = 'not_met'
         else:
-            # Non-inferiority: a measured loss beyond the tolerance is a regression; no regression only when the
-            # interval's lower bound rules out a loss larger than the margin (never a smaller margin than the
-            # tolerance); else open.
-            margin = -noninferiority_margin(opts)
-            if point_status == 'met':
-                status = 'met'
-            elif change8_iv[0] >= margin - EPSILON:
-                status = 'not_met'
-            else:
-                status = 'undetermined'
-            criteria['regression_c8'] = _criterion(change8, change8_iv, margin, status, point_status, 'interval',
-                                                   status == 'undetermined'
-                                                   and shift_bound(c8 / b8, 1.0 + margin, shifts[HIGH_CONCURRENCY],
-                                                                   shift_conf['c8']))
+            status = 'undetermined'
+        self.criteria['regression_c8'] = _criterion(
+            self.change8, self.change8_iv, margin, status, point_status, 'interval',
+            status == 'undetermined' and shift_bound(self.cand_tput8 / self.base_tput8, 1.0 + margin,
+                                                     self.shifts[HIGH_CONCURRENCY], self.shift_confidence['c8']))
 
-    # --- the decision ---------------------------------------------------------------------------
-    result, final, open_names, point_verdict = decide(criteria, opts['decide_undetermined'])
-    ttft_rule = None
-    if opts['max_ttft_increase'] is not None:
-        ttft_rule = 'not_met' if ttft_c1[2] > opts['max_ttft_increase'] + EPSILON else 'met'
-    before_ttft = result
-    if ttft_rule == 'not_met':
-        result = 'reject'
-    determined = not open_names
-    all_intervals = all(entry['basis'] == 'interval' for entry in criteria.values())
-    on_intervals = (determined or result == 'undetermined') and all_intervals
+    def decide_verdict(self):
+        """The verdict from the criteria (decide()), then the max_ttft_increase rule, which can only revert."""
+        opts = self.opts
+        self.verdict, self.final, self.open_names, self.point_verdict = decide(self.criteria,
+                                                                               opts['decide_undetermined'])
+        self.ttft_rule = None
+        if opts['max_ttft_increase'] is not None:
+            self.ttft_rule = 'not_met' if self.ttft_c1[2] > opts['max_ttft_increase'] + EPSILON else 'met'
+        self.before_ttft = self.verdict
+        if self.ttft_rule == 'not_met':
+            self.verdict = 'reject'
+        self.determined = not self.open_names
+        all_intervals = all(entry['basis'] == 'interval' for entry in self.criteria.values())
+        self.on_intervals = (self.determined or self.verdict == 'undetermined') and all_intervals
 
-    # --- reasons --------------------------------------------------------------------------------
-    reasons = []
-    gain_text = '; %s' % _interval_text(gain_iv, level=text1) if gain_iv else ''
-    # The TPOT interval follows the sentence's direction: a reduction when TPOT fell, a rise when it rose.
-    reduction_text = ''
-    if reduction_iv:
-        shown = reduction_iv if reduction >= 0 else (-reduction_iv[1], -reduction_iv[0])
-        reduction_text = '; %s' % _interval_text(shown, False, text1)
-    # "fell -28 %" for a TPOT that rose reads wrong: say which way it went.
-    reasons.append('At concurrency 1, throughput_tok_s changed %+.1f %% (%.2f -> %.2f%s) and tpot_ms_p50 %s %s '
-                   '(%.2f -> %.2f ms%s).'
-                   % (gain * 100, b_tput, c_tput, gain_text, 'fell' if reduction >= 0 else 'rose',
-                      pct(abs(reduction)), b_tpot, c_tpot, reduction_text))
-    if change8 is not None:
-        reasons.append('At concurrency 8, throughput_tok_s changed %+.1f %% (%stolerance: -%s).'
-                       % (change8 * 100, '%s; ' % _interval_text(change8_iv, level=text8) if change8_iv else '',
-                          pct(opts['c8_tolerance'])))
-    if ttft:
-        reasons.append('TTFT p50 changed %s: reported, not credited to speculation (it shortens decoding, not the '
-                       'prefill)%s.' % (_ttft_text(ttft), '' if opts['max_ttft_increase'] is None else
-                                        '; max_ttft_increase %s at concurrency 1' % pct(opts['max_ttft_increase'])))
-    reasons.extend(notes)
-    low1, low8 = ratio_iv.get(('throughput', LOW_CONCURRENCY)), ratio_iv.get(('throughput', HIGH_CONCURRENCY))
-    power = _power.of_verdict(point_ratios[('throughput', LOW_CONCURRENCY)], low1[0] if low1 else None,
-                              point_ratios.get(('throughput', HIGH_CONCURRENCY)), low8[0] if low8 else None,
-                              opts['confidence'], opts, noninferiority_margin(opts))
-    power_text = _power.sentence(power, opts['min_throughput_gain'], noninferiority_margin(opts))
-    if power_text:
-        reasons.append(power_text)
-    regression = criteria.get('regression_c8')
-    if regression and regression['basis'] == 'interval':
+    # --- the reasons ----------------------------------------------------------------------------
+
+    def explain_measurements(self):
+        """What was measured: concurrency 1 and 8 with their intervals, TTFT, and the notes on the intervals."""
+        text1, text8 = self.level_texts['c1'], self.level_texts['c8']
+        gain_text = '; %s' % _interval_text(self.gain_iv, level=text1) if self.gain_iv else ''
+        # The TPOT interval follows the sentence's direction: a reduction when TPOT fell, a rise when it rose.
+        reduction_text = ''
+        if self.reduction_iv:
+            shown = self.reduction_iv if self.reduction >= 0 else (-self.reduction_iv[1], -self.reduction_iv[0])
+            reduction_text = '; %s' % _interval_text(shown, False, text1)
+        # "fell -28 %" for a TPOT that rose reads wrong: say which way it went.
+        self.reasons.append('At concurrency 1, throughput_tok_s changed %+.1f %% (%.2f -> %.2f%s) and tpot_ms_p50 %s '
+                            '%s (%.2f -> %.2f ms%s).'
+                            % (self.gain * 100, self.base_tput1, self.cand_tput1, gain_text,
+                               'fell' if self.reduction >= 0 else 'rose', pct(abs(self.reduction)), self.base_tpot1,
+                               self.cand_tpot1, reduction_text))
+        if self.change8 is not None:
+            self.reasons.append('At concurrency 8, throughput_tok_s changed %+.1f %% (%stolerance: -%s).'
+                                % (self.change8 * 100,
+                                   '%s; ' % _interval_text(self.change8_iv, level=text8) if self.change8_iv else '',
+                                   pct(self.opts['c8_tolerance'])))
+        if self.ttft:
+            max_increase = self.opts['max_ttft_increase']
+            self.reasons.append('TTFT p50 changed %s: reported, not credited to speculation (it shortens decoding, '
+                                'not the prefill)%s.'
+                                % (_ttft_text(self.ttft), '' if max_increase is None else
+                                   '; max_ttft_increase %s at concurrency 1' % pct(max_increase)))
+        self.reasons.extend(self.notes)
+
+    def explain_power(self):
+        """The power the measured requests give each rule (_power), and the sentence when it is low."""
+        opts = self.opts
+        low1 = self.ratio_iv.get(('throughput', LOW_CONCURRENCY))
+        low8 = self.ratio_iv.get(('throughput', HIGH_CONCURRENCY))
+        self.power = _power.of_verdict(self.point_ratios[('throughput', LOW_CONCURRENCY)],
+                                       low1[0] if low1 else None,
+                                       self.point_ratios.get(('throughput', HIGH_CONCURRENCY)),
+                                       low8[0] if low8 else None,
+                                       opts['confidence'], opts, noninferiority_margin(opts))
+        power_text = _power.sentence(self.power, opts['min_throughput_gain'], noninferiority_margin(opts))
+        if power_text:
+            self.reasons.append(power_text)
+
+    def explain_c8_interval(self):
+        """What the concurrency-8 interval shows against c8_margin (non-inferiority), when it decided."""
+        regression = self.criteria.get('regression_c8')
+        if not regression or regression['basis'] != 'interval':
+            return
+        text8 = self.level_texts['c8']
         if regression['status'] == 'undetermined':
-            reasons.append('At concurrency 8 the %s interval of the change (%s to %s) does not rule out a loss larger '
-                           'than %s (c8_margin): not shown to be no regression, so not kept (regression_rule='
-                           'non_inferiority; more measured requests at concurrency 8 narrow the interval).'
-                           % (text8, _signed(change8_iv[0]), _signed(change8_iv[1]), pct(-regression['threshold'])))
+            self.reasons.append('At concurrency 8 the %s interval of the change (%s to %s) does not rule out a loss '
+                                'larger than %s (c8_margin): not shown to be no regression, so not kept '
+                                '(regression_rule=non_inferiority; more measured requests at concurrency 8 narrow the '
+                                'interval).' % (text8, _signed(self.change8_iv[0]), _signed(self.change8_iv[1]),
+                                                pct(-regression['threshold'])))
         elif regression['status'] == 'not_met':
-            reasons.append('At concurrency 8 the %s interval rules out a loss larger than %s (c8_margin).'
-                           % (text8, pct(-regression['threshold'])))
-    deprecated = deprecated_rule_warning(opts['regression_rule'])
-    if deprecated:
-        warnings.append(deprecated)
-    for name in open_names:
-        words, signed = CRITERION_WORDS[name]
-        entry = criteria[name]
-        fmt = _signed if signed else pct
-        reasons.append('Undetermined: the %s interval of %s (%s to %s) includes the %s threshold (point estimate %s)%s.'
-                       % (text8 if name == 'regression_c8' else text1, words, fmt(entry['interval'][0]), fmt(entry['interval'][1]), pct(entry['threshold']),
-                          fmt(entry['point']),
-                          '; the host\'s phase shift alone covers the threshold, so more requests of the same two '
-                          'phases would not settle it' if entry['shift_bound'] else ''))
-    if open_names and result != 'undetermined':
-        reasons.append('Decided on the point estimates, as decide_undetermined=point_estimate asks; %s.'
-                       % ('more measured requests (num_prompts) would narrow the intervals'
-                          if not all(criteria[name]['shift_bound'] for name in open_names) else
-                          'only a new pair of phases could narrow the intervals (decide_undetermined=undetermined '
-                          'reverts such a change instead of keeping it on its point estimates)'))
-    explanation = _explanation(opts, c1, acceptance, c_tpot / b_tpot, warnings)
-    if acceptance is not None:
-        reasons.append(explanation['text'])
-    basis_text = ('shown by the %s intervals' % text1 if text1 == text8 or change8 is None else
-                  'shown by the intervals (%s at concurrency 1, %s at concurrency 8)' % (text1, text8))
-    if not on_intervals:
-        basis_text = 'on the point estimates'
-    if result == 'undetermined':
-        reasons.append('Verdict undetermined, as decide_undetermined=undetermined asks: measure more requests and decide '
-                       'again; speculation is not kept meanwhile (on the point estimates alone the verdict would be %s).'
-                       % point_verdict)
-    if ttft_rule == 'not_met':
-        reasons.append('Reverted: TTFT p50 at concurrency 1 rose %s (%.1f -> %.1f ms), more than max_ttft_increase (%s)%s.'
-                       % (pct(ttft_c1[2]), ttft_c1[0], ttft_c1[1], pct(opts['max_ttft_increase']),
-                          '' if before_ttft == 'reject' else
-                          '; on throughput and TPOT alone the verdict would be %s' % before_ttft))
-    drafting = drafting_above(cand_runs, opts['drafting_off_above'])
-    if drafting and drafting['ignored']:
-        levels_text = ', '.join('concurrency %s: %s drafts, %s of the tokens' % (c, d['drafts'], pct(d['share']))
-                                for c, d in sorted(drafting['levels'].items()) if d['ignored'])
-        reasons.append('The candidate kept drafting above %s requests at a time although its schedule sets K = 0 there '
-                       '(%s, from the server\'s own counters): this vLLM ignores K = 0 in a batch-size range (Model '
-                       'Runner v2, vllm#51510), so the concurrency-8 result is not credited to batch-size-aware '
-                       'speculation%s.' % (opts['drafting_off_above'], levels_text,
-                                           '; not kept' if keep_of(result, keep_marginal) else ''))
-        if keep_of(result, keep_marginal):
-            result = 'reject'
-    if result == 'reject' and final.get('regression_c8') == 'met':
+            self.reasons.append('At concurrency 8 the %s interval rules out a loss larger than %s (c8_margin).'
+                                % (text8, pct(-regression['threshold'])))
+
+    def warn_deprecated_rule(self):
+        """The warning a deprecated regression_rule carries."""
+        deprecated = deprecated_rule_warning(self.opts['regression_rule'])
+        if deprecated:
+            self.warnings.append(deprecated)
+
+    def explain_open_criteria(self):
+        """Each criterion the intervals leave open, and how the verdict was reached without it."""
+        for name in self.open_names:
+            words, signed = CRITERION_WORDS[name]
+            entry = self.criteria[name]
+            fmt = _signed if signed else pct
+            self.reasons.append(
+                'Undetermined: the %s interval of %s (%s to %s) includes the %s threshold (point estimate %s)%s.'
+                % (self.level_texts['c8' if name == 'regression_c8' else 'c1'], words, fmt(entry['interval'][0]),
+                   fmt(entry['interval'][1]), pct(entry['threshold']), fmt(entry['point']),
+                   '; the host\'s phase shift alone covers the threshold, so more requests of the same two '
+                   'phases would not settle it' if entry['shift_bound'] else ''))
+        if self.open_names and self.verdict != 'undetermined':
+            self.reasons.append(
+                'Decided on the point estimates, as decide_undetermined=point_estimate asks; %s.'
+                % ('more measured requests (num_prompts) would narrow the intervals'
+                   if not all(self.criteria[name]['shift_bound'] for name in self.open_names) else
+                   'only a new pair of phases could narrow the intervals (decide_undetermined=undetermined '
+                   'reverts such a change instead of keeping it on its point estimates)'))
+
+    def explain_speedup(self):
+        """The speed-up explained from the acceptance rate and the TPOT ratio (_speedup)."""
+        self.explanation = _explanation(self.opts, self.cand_run1, self.acceptance,
+                                        self.cand_tpot1 / self.base_tpot1, self.warnings)
+        if self.acceptance is not None:
+            self.reasons.append(self.explanation['text'])
+
+    def explain_undetermined_and_ttft(self):
+        """Why an undetermined verdict is not kept, and why a TTFT rise reverted the change."""
+        if self.verdict == 'undetermined':
+            self.reasons.append('Verdict undetermined, as decide_undetermined=undetermined asks: measure more requests '
+                                'and decide again; speculation is not kept meanwhile (on the point estimates alone the '
+                                'verdict would be %s).' % self.point_verdict)
+        if self.ttft_rule == 'not_met':
+            self.reasons.append('Reverted: TTFT p50 at concurrency 1 rose %s (%.1f -> %.1f ms), more than '
+                                'max_ttft_increase (%s)%s.'
+                                % (pct(self.ttft_c1[2]), self.ttft_c1[0], self.ttft_c1[1],
+                                   pct(self.opts['max_ttft_increase']),
+                                   '' if self.before_ttft == 'reject' else
+                                   '; on throughput and TPOT alone the verdict would be %s' % self.before_ttft))
+
+    def revert_ignored_drafting(self):
+        """A candidate that kept drafting where its schedule sets K = 0 (drafting_off_above) is not kept."""
+        self.drafting = drafting_above(self.cand_runs, self.opts['drafting_off_above'])
+        if not (self.drafting and self.drafting['ignored']):
+            return
+        kept = keep_of(self.verdict, self.opts['keep_marginal'])
+        levels_text = ', '.join('concurrency %s: %s drafts, %s of the tokens' % (conc, level['drafts'],
+                                                                                 pct(level['share']))
+                                for conc, level in sorted(self.drafting['levels'].items()) if level['ignored'])
+        self.reasons.append('The candidate kept drafting above %s requests at a time although its schedule sets K = 0 '
+                            'there (%s, from the server\'s own counters): this vLLM ignores K = 0 in a batch-size '
+                            'range (Model Runner v2, vllm#51510), so the concurrency-8 result is not credited to '
+                            'batch-size-aware speculation%s.'
+                            % (self.opts['drafting_off_above'], levels_text, '; not kept' if kept else ''))
+        if kept:
+            self.verdict = 'reject'
+
+    def explain_outcome(self):
+        """The sentence that names the verdict: the regression or too small a gain (reject), accept, marginal."""
+        opts = self.opts
+        if self.verdict == 'reject' and self.final.get('regression_c8') == 'met':
+            self.reasons.append(self._regression_sentence())
+        if self.verdict == 'reject' and self.final['minimum_gain_c1'] == 'not_met':
+            shown = (', %s' % _interval_text(self.gain_iv, level=self.level_texts['c1'])
+                     if self.criteria['minimum_gain_c1']['status'] == 'not_met' and self.gain_iv else
+                     ', point estimate')
+            self.reasons.append('The throughput gain at concurrency 1 is below %s (%s): a bad draft path is worse than '
+                                'no speculation; remove --speculative-config.'
+                                % (pct(opts['disable_below_gain']), _signed(self.gain) + shown))
+        if self.verdict == 'accept':
+            self.reasons.append('Accepted: >= %s more throughput and >= %s lower TPOT at concurrency 1%s (%s).'
+                                % (pct(opts['min_throughput_gain']), pct(opts['min_tpot_reduction']),
+                                   ', and no regression at concurrency 8' if self.change8 is not None else '',
+                                   self._basis_text()))
+        if self.verdict == 'marginal':
+            missing = []
+            for name, words, option in (('throughput_gain_c1', 'throughput gain', 'min_throughput_gain'),
+                                        ('tpot_reduction_c1', 'TPOT reduction', 'min_tpot_reduction')):
+                if self.final[name] == 'not_met':
+                    missing.append('%s below %s' % (words, pct(opts[option])))
+                elif self.final[name] == 'undetermined':
+                    missing.append('%s not shown to reach %s' % (words, pct(opts[option])))
+            self.reasons.append('Marginal (%s, but at least %s gain; %s): %s.'
+                                % (' and '.join(missing), pct(opts['disable_below_gain']), self._basis_text(),
+                                   'kept because keep_marginal is true' if opts['keep_marginal'] else
+                                   'reverted because keep_marginal is false'))
+
+    def _regression_sentence(self):
+        """Why a concurrency-8 regression rejects: measured beyond the tolerance, or an open one settled so."""
+        regression, text8 = self.criteria['regression_c8'], self.level_texts['c8']
         if regression['point_status'] == 'met' or regression['basis'] != 'interval':
-            shown = change8_iv is not None and regression['basis'] == 'interval' \
-                and change8_iv[1] < -opts['c8_tolerance']
-            where = (', %s, entirely below -%s' % (_interval_text(change8_iv, level=text8), pct(opts['c8_tolerance'])) if shown
+            shown = self.change8_iv is not None and regression['basis'] == 'interval' \
+                and self.change8_iv[1] < -self.opts['c8_tolerance']
+            where = (', %s, entirely below -%s' % (_interval_text(self.change8_iv, level=text8),
+                                                   pct(self.opts['c8_tolerance'])) if shown
                      else ', point estimate')
-            reasons.append('Throughput regresses at concurrency 8 beyond the tolerance (%s%s): remove '
-                           '--speculative-config.' % (_signed(change8), where))
-        else:
-            reasons.append('Reverted: at concurrency 8 a loss larger than %s is not ruled out (%s), and '
-                           'decide_undetermined=point_estimate settles an open regression as a regression: remove '
-                           '--speculative-config, or measure more requests at concurrency 8.'
-                           % (pct(-regression['threshold']), _interval_text(change8_iv, level=text8)))
-    if result == 'reject' and final['minimum_gain_c1'] == 'not_met':
-        reasons.append('The throughput gain at concurrency 1 is below %s (%s): a bad draft path is worse than no '
-                       'speculation; remove --speculative-config.'
-                       % (pct(opts['disable_below_gain']),
-                          _signed(gain) + (', %s' % _interval_text(gain_iv, level=text1) if criteria['minimum_gain_c1']['status'] == 'not_met'
-                                           and gain_iv else ', point estimate')))
-    if result == 'accept':
-        reasons.append('Accepted: >= %s more throughput and >= %s lower TPOT at concurrency 1%s (%s).'
-                       % (pct(opts['min_throughput_gain']), pct(opts['min_tpot_reduction']),
-                          ', and no regression at concurrency 8' if change8 is not None else '', basis_text))
-    if result == 'marginal':
-        missing = []
-        for name, words, option in (('throughput_gain_c1', 'throughput gain', 'min_throughput_gain'),
-                                    ('tpot_reduction_c1', 'TPOT reduction', 'min_tpot_reduction')):
-            if final[name] == 'not_met':
-                missing.append('%s below %s' % (words, pct(opts[option])))
-            elif final[name] == 'undetermined':
-                missing.append('%s not shown to reach %s' % (words, pct(opts[option])))
-        reasons.append('Marginal (%s, but at least %s gain; %s): %s.'
-                       % (' and '.join(missing), pct(opts['disable_below_gain']), basis_text,
-                          'kept because keep_marginal is true' if keep_marginal else
-                          'reverted because keep_marginal is false'))
-    keep = keep_of(result, keep_marginal)
-    deltas = {
-        'throughput_gain_c1': round(gain, 4),
-        'tpot_reduction_c1': round(reduction, 4),
-        'throughput_change_c8': round(change8, 4) if change8 is not None else None,
-        'acceptance_rate': acceptance,
-        'ttft_change_c1': round(ttft[LOW_CONCURRENCY][2], 4) if LOW_CONCURRENCY in ttft else None,
-        'ttft_change_c8': round(ttft[HIGH_CONCURRENCY][2], 4) if HIGH_CONCURRENCY in ttft else None,
-    }
-    return {
-        'verdict': result,
-        'keep': keep,
-        'summary': summary_line(criteria, result, keep, opts['confidence']),
-        'reasons': reasons,
-        'warnings': warnings,
-        'deltas': deltas,
-        'measurements': measurements,
-        'recommendation': _recommend(result, keep, acceptance, opts),
-        'criteria': criteria,
-        'determined': determined,
-        'undetermined': open_names,
-        'decision_basis': 'interval' if on_intervals else 'point_estimate',
-        'point_estimate_verdict': point_verdict,
-        'bootstrap': {'method': 'percentile bootstrap over requests; whole waves above concurrency 1', 'confidence': dict(opts['confidence']),
-                      'resamples': resamples if any(ratio_iv.values()) else None,
-                      'seed': seed[:16] if any(ratio_iv.values()) else None,
-                      'phase_shift': dict(opts['phase_shift'])},
-        'explanation': explanation,
-        'ttft': {'max_increase': opts['max_ttft_increase'], 'status': ttft_rule,
-                 'verdict_without_it': before_ttft if ttft_rule == 'not_met' else None},
-        'drafting': drafting,
-        'power': power,
-        'c8_regression_only': c8_regression_only(criteria),
-    }
+            return ('Throughput regresses at concurrency 8 beyond the tolerance (%s%s): remove '
+                    '--speculative-config.' % (_signed(self.change8), where))
+        return ('Reverted: at concurrency 8 a loss larger than %s is not ruled out (%s), and '
+                'decide_undetermined=point_estimate settles an open regression as a regression: remove '
+                '--speculative-config, or measure more requests at concurrency 8.'
+                % (pct(-regression['threshold']), _interval_text(self.change8_iv, level=text8)))
+
+    def _basis_text(self):
+        """What the verdict rests on: the intervals (at which confidence) or the point estimates."""
+        if not self.on_intervals:
+            return 'on the point estimates'
+        text1, text8 = self.level_texts['c1'], self.level_texts['c8']
+        if text1 == text8 or self.change8 is None:
+            return 'shown by the %s intervals' % text1
+        return 'shown by the intervals (%s at concurrency 1, %s at concurrency 8)' % (text1, text8)
+
+    # --- the result -----------------------------------------------------------------------------
+
+    def result(self):
+        """verdict()'s result dictionary."""
+        opts, ttft = self.opts, self.ttft
+        keep = keep_of(self.verdict, opts['keep_marginal'])
+        intervals = any(self.ratio_iv.values())
+        deltas = {
+            'throughput_gain_c1': round(self.gain, 4),
+            'tpot_reduction_c1': round(self.reduction, 4),
+            'throughput_change_c8': round(self.change8, 4) if self.change8 is not None else None,
+            'acceptance_rate': self.acceptance,
+            'ttft_change_c1': round(ttft[LOW_CONCURRENCY][2], 4) if LOW_CONCURRENCY in ttft else None,
+            'ttft_change_c8': round(ttft[HIGH_CONCURRENCY][2], 4) if HIGH_CONCURRENCY in ttft else None,
+        }
+        return {
+            'verdict': self.verdict,
+            'keep': keep,
+            'summary': summary_line(self.criteria, self.verdict, keep, opts['confidence']),
+            'reasons': self.reasons,
+            'warnings': self.warnings,
+            'deltas': deltas,
+            'measurements': self.measurements,
+            'recommendation': _recommend(self.verdict, keep, self.acceptance, opts),
+            'criteria': self.criteria,
+            'determined': self.determined,
+            'undetermined': self.open_names,
+            'decision_basis': 'interval' if self.on_intervals else 'point_estimate',
+            'point_estimate_verdict': self.point_verdict,
+            'bootstrap': {'method': 'percentile bootstrap over requests; whole waves above concurrency 1',
+                          'confidence': dict(opts['confidence']),
+                          'resamples': self.resamples if intervals else None,
+                          'seed': self.seed[:16] if intervals else None,
+                          'phase_shift': dict(opts['phase_shift'])},
+            'explanation': self.explanation,
+            'ttft': {'max_increase': opts['max_ttft_increase'], 'status': self.ttft_rule,
+                     'verdict_without_it': self.before_ttft if self.ttft_rule == 'not_met' else None},
+            'drafting': self.drafting,
+            'power': self.power,
+            'c8_regression_only': c8_regression_only(self.criteria),
+        }
 
 
 # K = 0 above a batch size is honoured when (almost) no token is generated by a drafting step at a concurrency above
