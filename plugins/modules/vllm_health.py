@@ -18,13 +18,17 @@ description:
   - On failure, reads what vLLM printed since the start (C(journalctl) or C(docker logs)) and names the failure
     with the line that proves it - V(config_rejected) (vLLM refused C(--speculative-config)), V(kv_cache) (too little
     memory left for the KV cache), V(oom) (CUDA memory, a Jetson's NvMap allocation failing with error 12, the OOM
-    killer, a start-up ended by SIGKILL / exit code 137), V(engine_init), else V(crash_loop), V(early_exit) or
-    V(timeout).
+    killer, a start-up ended by SIGKILL / exit code 137, including systemd's C(status=137/n/a) of a unit whose
+    C(ExecStart) is C(docker run)), V(engine_init), else V(crash_loop), V(early_exit) or V(timeout).
+  - When the log names nothing, the manager's own view still can - Docker's C(State.OOMKilled), a main process killed
+    by SIGKILL (C(ExecMainCode=killed), C(ExecMainStatus=9)) or one that exited 137 (C(docker run) whose container was
+    killed) - and the failure is then V(oom), with that as RV(evidence).
   - Reads only; it never starts, stops or changes anything.
 author:
   - jetson_llm.vllm maintainers (@jetson-llm)
 extends_documentation_fragment:
   - jetson_llm.vllm.endpoint
+  - jetson_llm.vllm.service
   - jetson_llm.vllm._attributes
 options:
   request_timeout:
@@ -40,19 +44,11 @@ options:
   name:
     description:
       - The systemd unit (with or without C(.service)) or the compose service to watch.
-      - Letters, digits and C(:_.@-\), not starting with C(-) or C(.) (it is an operand of C(systemctl),
-        C(journalctl) and C(docker)).
+      - Letters, digits and C(:_.@-\) (1 to 250 characters), not starting with C(-) or C(.) (it is an operand of
+        C(systemctl), C(journalctl) and C(docker)).
       - Empty watches nothing but the HTTP endpoint (no early-exit or crash-loop detection, no log reading).
     type: str
     default: ''
-  manager:
-    description: How the service runs.
-    type: str
-    choices: [systemd, compose]
-    default: systemd
-  project_src:
-    description: The compose project directory (for O(manager=compose)).
-    type: path
   since:
     description:
       - Read the log from this time on (seconds since the epoch, e.g. when the service was restarted), so an older
@@ -159,6 +155,17 @@ state:
     detail:
       description: The manager's own words, e.g. C(activating (auto-restart)).
       type: str
+    exit_code:
+      description:
+        - How the last main process ended, V(exited), V(killed) or V(dumped) (systemd C(ExecMainCode); Docker, an
+          exited container), or null.
+      type: str
+    exit_status:
+      description: Its exit status or signal (systemd C(ExecMainStatus), Docker C(State.ExitCode)), or null.
+      type: int
+    oom_killed:
+      description: Docker's C(State.OOMKilled), or null (systemd says it in the journal).
+      type: bool
 restarts_during_wait:
   description: How many times the manager restarted the service during the wait.
   returned: always
@@ -185,6 +192,8 @@ from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.endpoint i
     OptionError, check_endpoint_options, check_integer, check_number, echo, endpoint_argument_spec, exposure_warning)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.info import Runner, find_container, systemctl_show
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.compose import default_files, parse_docker_inspect
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.options import (
+    COMPOSE_NEEDS_PROJECT, service_argument_spec)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.systemd import unit_name
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.startup import (
     docker_state, make_endpoint, systemd_state, wait_healthy)
@@ -248,8 +257,9 @@ def main():
     argument_spec.update(
         model=dict(type='str', default=''),
         name=dict(type='str', default=''),
-        manager=dict(type='str', choices=['systemd', 'compose'], default='systemd'),
-        project_src=dict(type='path'),
+    )
+    argument_spec.update(service_argument_spec())
+    argument_spec.update(
         since=dict(type='float'),
         timeout=dict(type='int', default=1200),
         interval=dict(type='float', default=2.0),
@@ -257,8 +267,7 @@ def main():
         fail_when_unhealthy=dict(type='bool', default=True),
         listen_host=dict(type='str'),
     )
-    module = AnsibleModule(argument_spec=argument_spec, required_if=[('manager', 'compose', ('project_src',))],
-                           supports_check_mode=True)
+    module = AnsibleModule(argument_spec=argument_spec, required_if=[COMPOSE_NEEDS_PROJECT], supports_check_mode=True)
     p = module.params
     try:
         endpoint_options = check_endpoint_options(p)

@@ -35,12 +35,23 @@ LOG_PATTERNS = (
         'is not a valid argument in the speculative_config',
         'Speculative decoding with draft model is not supported',
         'must be <= prompt_lookup_max',
-        # MTP: vLLM reuses the target's n MTP layers in turn (0.12 to 0.32, vllm/config/speculative.py).
+        # MTP: vLLM reuses the target's n MTP layers in turn (0.10.0 to 0.34.0; vllm/config/speculative.py, moved to
+        # vllm/v1/worker/gpu/spec_decode/speculator_config.py in 0.34.0).
         'must be divisible by n_predict',
         # Suffix decoding without its package (0.12 to 0.32, SpeculativeConfig._validate_suffix_decoding).
         'Arctic Inference is required for suffix decoding',
         # A method the runtime does not implement for this model (NVIDIA's forum: MTP on Nemotron-3, vLLM 0.20.2).
         'NotImplementedError',
+        # Model Runner V2 forced (VLLM_USE_V2_MODEL_RUNNER=1) with a method it does not run (0.20 to 0.33; texts from
+        # vllm/config/vllm.py, _get_v2_model_runner_unsupported_features; unset, vLLM falls back to V1 and warns).
+        'Model Runner V2 does not yet support',
+        'VLLM_USE_V2_MODEL_RUNNER does not yet support',
+        # A speculators checkpoint whose verifier is a local path (0.33.0+, vllm/transformers_utils/config.py).
+        'Speculators verifier must name a remote model repository',
+        # P-EAGLE and parallel drafting (0.34.0, vllm/config/speculative.py).
+        'P-EAGLE (parallel drafting EAGLE-3) is not supported',
+        'parallel_drafting is only supported by the dflash and dspark',
+        'num_speculative_tokens must be provided with speculative model',
         'Unexpected keyword argument',
         'cannot be converted to',
         'validation error for SpeculativeConfig',   # the generic header: the lines above say why
@@ -66,6 +77,9 @@ LOG_PATTERNS = (
         'Out of memory: Killed process',
         'Cannot allocate memory',
         'code=killed, status=9/KILL',
+        # NVIDIA's recipe runs vLLM as a unit whose ExecStart is `docker run --runtime nvidia ...`: when the
+        # container is OOM-killed, docker run exits 137 (128 + SIGKILL) and systemd says so (systemd 252 to 257).
+        'code=exited, status=137/n/a',
         'exited with code 137',
         'exit code 137',
     )),
@@ -111,6 +125,9 @@ def _int(value):
         return None
 
 
+_EXIT_CODES = {'1': 'exited', '2': 'killed', '3': 'dumped'}
+
+
 def systemd_state(props):
     """A manager-neutral state from ``systemctl show`` properties (_service_systemd.parse_systemctl_show)."""
     active = props.get('ActiveState') or 'unknown'
@@ -128,7 +145,11 @@ def systemd_state(props):
     else:
         status = 'unknown'
     return {'status': status, 'restarts': _int(props.get('NRestarts')), 'main_pid': _int(props.get('MainPID')) or None,
-            'detail': '%s (%s)' % (active, sub) if sub else active}
+            'detail': '%s (%s)' % (active, sub) if sub else active,
+            # How the last main process ended: ExecMainCode 1 exited, 2 killed, 3 dumped (CLD_* codes; systemd's
+            # `show` prints the number), ExecMainStatus the exit status or the signal.
+            'exit_code': _EXIT_CODES.get(props.get('ExecMainCode') or '', props.get('ExecMainCode') or None),
+            'exit_status': _int(props.get('ExecMainStatus')), 'oom_killed': None}
 
 
 def docker_state(inspect):
@@ -137,8 +158,30 @@ def docker_state(inspect):
     raw = state.get('Status') or 'unknown'
     status = {'running': 'running', 'restarting': 'restarting', 'created': 'starting',
               'exited': 'stopped', 'dead': 'stopped', 'paused': 'stopped'}.get(raw, 'unknown')
+    oom = state.get('OOMKilled')
     return {'status': status, 'restarts': _int(inspect.get('RestartCount')), 'main_pid': _int(state.get('Pid')) or None,
-            'detail': raw}
+            'detail': raw, 'exit_code': 'exited' if raw in ('exited', 'dead') else None,
+            'exit_status': _int(state.get('ExitCode')), 'oom_killed': oom if isinstance(oom, bool) else None}
+
+
+def oom_evidence(state):
+    """Why the manager's own view says the service was killed for memory, or None.
+
+    Docker's ``State.OOMKilled``; a main process killed by SIGKILL (the kernel's OOM killer on a Jetson, where
+    nothing else sends SIGKILL during a start-up); a main process that exited 137, as ``docker run`` does when its
+    container is killed by SIGKILL (NVIDIA's systemd recipe runs vLLM that way).
+    """
+    if not state or state.get('status') not in ('stopped', 'restarting', 'not-found', 'unknown'):
+        return None
+    if state.get('oom_killed') is True:
+        return 'Docker: the container was killed for memory (State.OOMKilled true, exit code %s)' % state.get('exit_status')
+    code, status = state.get('exit_code'), state.get('exit_status')
+    if code == 'killed' and status == 9:
+        return 'the main process was killed by SIGKILL (ExecMainCode=killed, ExecMainStatus=9): the OOM killer'
+    if code == 'exited' and status == 137:
+        return ('the main process exited with status 137 (128 + SIGKILL, as docker run does when its container is '
+                'killed by the OOM killer)')
+    return None
 
 
 # --- waiting ----------------------------------------------------------------------------------------
@@ -227,7 +270,9 @@ def _failed(how, read_log, probe_text, state, start, clock, polls, first_restart
     log = read_log() if read_log else ''
     kind, evidence = classify_log(log)
     if kind is None:
-        kind, evidence = how, last_error_line(log)
+        evidence = oom_evidence(state)
+        kind = 'oom' if evidence else how
+        evidence = evidence or last_error_line(log)
     return _result(False, kind, evidence, probe_text, state, start, clock, polls, first_restarts)
 
 

@@ -32,7 +32,7 @@ UNIT_DIRS = ('/etc/systemd/system', '/run/systemd/system', '/usr/local/lib/syste
              '/lib/systemd/system', '/usr/lib/systemd/system')
 
 SHOW_PROPERTIES = ('MainPID', 'ActiveState', 'SubState', 'NRestarts', 'ActiveEnterTimestamp',
-                   'FragmentPath', 'NeedDaemonReload', 'LoadState')
+                   'FragmentPath', 'NeedDaemonReload', 'LoadState', 'ExecMainCode', 'ExecMainStatus')
 
 _WHITESPACE = ' \t\n\r'
 _ENV_NAME = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*\Z')

@@ -249,7 +249,7 @@ def test_live_systemd_edited_but_not_restarted(tmp_path):
     # The unit is an operand after "--": a name can never be read as an option of systemctl.
     assert host.calls == [['/usr/bin/systemctl', 'show', '--no-pager', '-p',
                            'MainPID,ActiveState,SubState,NRestarts,ActiveEnterTimestamp,FragmentPath,'
-                           'NeedDaemonReload,LoadState', '--', 'vllm.service']]
+                           'NeedDaemonReload,LoadState,ExecMainCode,ExecMainStatus', '--', 'vllm.service']]
     assert service['state'] == {'active': True, 'status': 'active', 'main_pid': 35, 'restarts': 0,
                                 'since': 'Mon 2026-11-30 17:26:10 UTC', 'need_daemon_reload': True,
                                 'container_id': None}

@@ -92,7 +92,8 @@ def test_evidence_is_bounded_and_ansi_free():
 def test_systemd_state():
     show = "ActiveState=activating\nSubState=auto-restart\nNRestarts=3\nMainPID=0\nLoadState=loaded\n"
     assert st.systemd_state(parse_systemctl_show(show)) == {
-        "status": "restarting", "restarts": 3, "main_pid": None, "detail": "activating (auto-restart)"}
+        "status": "restarting", "restarts": 3, "main_pid": None, "detail": "activating (auto-restart)",
+        "exit_code": None, "exit_status": None, "oom_killed": None}
     assert st.systemd_state(parse_systemctl_show("ActiveState=active\nSubState=running\nMainPID=42\nNRestarts=0"))["status"] == "running"
     assert st.systemd_state(parse_systemctl_show("ActiveState=failed\nSubState=failed"))["status"] == "stopped"
     assert st.systemd_state(parse_systemctl_show("LoadState=not-found\nActiveState=inactive"))["status"] == "not-found"
@@ -101,7 +102,8 @@ def test_systemd_state():
 def test_docker_state_never_reads_env():
     inspect = {"State": {"Status": "restarting", "Pid": 0}, "RestartCount": "2", "Config": {"Env": ["HF_TOKEN=x"]}}
     state = st.docker_state(inspect)
-    assert state == {"status": "restarting", "restarts": 2, "main_pid": None, "detail": "restarting"}
+    assert state == {"status": "restarting", "restarts": 2, "main_pid": None, "detail": "restarting",
+                     "exit_code": None, "exit_status": None, "oom_killed": None}
     assert "HF_TOKEN" not in repr(state)
 
 
@@ -211,3 +213,61 @@ def test_every_look_is_bounded_by_the_time_left_in_the_wait():
     assert endpoint.limits and all(limit <= 10 for limit in endpoint.limits)
     # the looks' limits shrink with the time left
     assert endpoint.limits[-1] < endpoint.limits[0]
+
+
+# --- out of memory seen by the manager, not in vLLM's own log (issue: docker run under systemd exits 137) ---------
+DOCKER_RUN_137_JOURNAL = (
+    "Dec 06 10:00:01 orin docker[812]: INFO 12-06 10:00:01 [gpu_model_runner.py] Loading model weights took 7.1 GiB\n"
+    "Dec 06 10:00:09 orin systemd[1]: vllm.service: Main process exited, code=exited, status=137/n/a\n"
+    "Dec 06 10:00:09 orin systemd[1]: vllm.service: Failed with result 'exit-code'.\n")
+
+
+def test_docker_run_under_systemd_exiting_137_is_oom_from_the_journal():
+    kind, evidence = st.classify_log(DOCKER_RUN_137_JOURNAL)
+    assert kind == "oom" and "status=137/n/a" in evidence
+
+
+def test_exec_main_status_137_is_oom_when_the_log_says_nothing():
+    props = {"ActiveState": "failed", "SubState": "failed", "NRestarts": "0", "MainPID": "0", "LoadState": "loaded",
+             "ExecMainCode": "1", "ExecMainStatus": "137"}
+    state = st.systemd_state(props)
+    assert state["exit_code"] == "exited" and state["exit_status"] == 137
+    result = _wait(FakeEndpoint(), [state], log="INFO loading\n", timeout=100)
+    assert result["failure"] == "oom" and "status 137" in result["evidence"]
+
+
+def test_sigkill_of_the_main_process_is_oom_and_a_plain_exit_is_not():
+    killed = st.systemd_state({"ActiveState": "failed", "SubState": "failed", "ExecMainCode": "2",
+                               "ExecMainStatus": "9"})
+    assert _wait(FakeEndpoint(), [killed], log="", timeout=100)["failure"] == "oom"
+    plain = st.systemd_state({"ActiveState": "failed", "SubState": "failed", "ExecMainCode": "1",
+                              "ExecMainStatus": "1"})
+    result = _wait(FakeEndpoint(), [plain], log="ValueError: something else\n", timeout=100)
+    assert result["failure"] == "early_exit" and result["evidence"] == "ValueError: something else"
+
+
+def test_docker_oom_killed_is_oom_and_config_rejected_still_wins():
+    inspect = {"State": {"Status": "exited", "ExitCode": 137, "OOMKilled": True, "Pid": 0}, "RestartCount": 0}
+    state = st.docker_state(inspect)
+    assert state["oom_killed"] is True and state["exit_status"] == 137
+    result = _wait(FakeEndpoint(), [state], log="", timeout=100)
+    assert result["failure"] == "oom" and "State.OOMKilled" in result["evidence"]
+    # a log that says why (vLLM refused the config) names the failure, whatever killed the container then
+    rejected = _wait(FakeEndpoint(), [state], log="ValueError: validation error for SpeculativeConfig\n", timeout=100)
+    assert rejected["failure"] == "config_rejected"
+
+
+@pytest.mark.parametrize("line", [
+    # vLLM 0.25+ with VLLM_USE_V2_MODEL_RUNNER=1 and a method Model Runner V2 does not run yet
+    "ValueError: Model Runner V2 does not yet support: speculative method 'suffix'",
+    # vLLM 0.20 to 0.24, the same
+    "ValueError: VLLM_USE_V2_MODEL_RUNNER does not yet support: ngram/ngram_gpu speculative decoding",
+    # vLLM 0.33+: a speculators checkpoint whose verifier is a local path (offline Jetsons)
+    "ValueError: Speculators verifier must name a remote model repository. Select local verifiers explicitly with "
+    "--model and --speculative-config.",
+    "ValueError: P-EAGLE (parallel drafting EAGLE-3) is not supported.",
+    "ValueError: parallel_drafting is only supported by the dflash and dspark methods, not 'eagle3'.",
+])
+def test_texts_of_newer_vllm_releases_are_config_rejected(line):
+    kind, evidence = st.classify_log("INFO starting\n" + line + "\nEngine core initialization failed\n")
+    assert kind == "config_rejected" and evidence == line[:st.MAX_EVIDENCE]
