@@ -97,6 +97,20 @@ for _target in ('qwen/qwen3-next-80b-a3b-instruct', 'qwen/qwen3-next-80b-a3b-thi
                 'zai-org/glm-4.5-air', 'xiaomimimo/mimo-7b-rl'):
     CATALOGUE[_target] = dict(_MTP, alternatives=[])
 
+# Families whose every published checkpoint carries MTP layers, matched by the target repo id's prefix (lower-cased),
+# with the first vLLM release that drafts with them (``mtp_min_vllm``), checked in vLLM's sdists
+# (vllm/config/speculative.py, SpeculativeConfig.hf_config_override):
+#   - Qwen3.5: model_type qwen3_5 / qwen3_5_moe -> Qwen3_5MTP / Qwen3_5MoeMTP from 0.17.0 (0.16.0 has no qwen3_5 code);
+#     one MTP layer (mtp_num_hidden_layers), so any num_speculative_tokens is accepted.
+#   - Qwen3.6: no model type of its own, its checkpoints are qwen3_5 / qwen3_5_moe (vLLM 0.30.0's
+#     tests/models/test_qwen3_5_mtp_config.py maps Qwen/Qwen3.6-35B-A3B to Qwen3_5MoeMTP); vLLM's source names it
+#     from 0.21.0 on, so 0.21.0 is the minimum here (0.17 to 0.20 were not verified with it).
+# An exact CATALOGUE entry wins over a family.
+MTP_FAMILIES = (
+    ('qwen/qwen3.5-', (0, 17, 0)),
+    ('qwen/qwen3.6-', (0, 21, 0)),
+)
+
 CATALOGUE_ENTRY_KEYS = ('eagle3_head', 'draft_model', 'mtp')
 # The config.json keys that count a checkpoint's MTP layers (top level or under text_config, as in vLLM).
 MTP_CONFIG_KEYS = ('num_nextn_predict_layers', 'mtp_num_hidden_layers')
@@ -117,6 +131,18 @@ DRAFT_SIZE_MB = {
     'redhatai/qwen3-32b-speculator.eagle3': 3600,
     'redhatai/gpt-oss-20b-speculator.eagle3': 2000,
 }
+
+
+def family_entry(target_model):
+    """The catalogue entry of a target whose family carries MTP layers (MTP_FAMILIES), with its ``mtp_min_vllm``;
+    None for any other target or a path."""
+    if not isinstance(target_model, str) or target_model.startswith('/'):
+        return None
+    lowered = target_model.lower()
+    for prefix, minimum in MTP_FAMILIES:
+        if lowered.startswith(prefix):
+            return dict(_MTP, alternatives=[], mtp_min_vllm=minimum)
+    return None
 
 
 def builtin_catalogue():

@@ -14,7 +14,7 @@ __metaclass__ = type
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson import devices as _devices
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.catalogue import (
-    CATALOGUE_ENTRY_KEYS, builtin_catalogue, draft_size_estimate, mtp_layers)
+    CATALOGUE_ENTRY_KEYS, builtin_catalogue, draft_size_estimate, family_entry, mtp_layers)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import known_bad as _known_bad
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_checks import (
     EPSILON, MAX_NUM_SPECULATIVE_TOKENS, SpeculativeInputError, _at_least, _is_int, _vstr, check_bool, check_float,
@@ -163,10 +163,16 @@ def merge_catalogue(override):
 
 
 def lookup_catalogue(catalogue, target_model):
-    """The catalogue entry for a Hugging Face target id (case-insensitive); paths never match."""
+    """The catalogue entry for a Hugging Face target id (case-insensitive), else its MTP family's (Qwen3.5, Qwen3.6:
+    catalogue.MTP_FAMILIES); paths never match."""
     if target_model.startswith('/'):
         return {}
-    return catalogue.get(target_model.lower()) or {}
+    return catalogue.get(target_model.lower()) or family_entry(target_model) or {}
+
+
+def mtp_minimum(catalogue, target_model):
+    """The first vLLM release that drafts with ``target_model``'s MTP layers: method mtp's, or its family's."""
+    return max(MIN_VLLM_BY_METHOD['mtp'], tuple(lookup_catalogue(catalogue, target_model).get('mtp_min_vllm') or ()))
 
 
 # --------------------------------------------------------------------------------------------
@@ -344,7 +350,8 @@ def plan(jetson, target_model, expected_concurrency, baseline_gpu_memory_utiliza
     _ttft_rule(d, share, opts)
 
     # ---- runtime --------------------------------------------------------------------------
-    _runtime_rule(d, facts, version, runtime_image, chosen)
+    _runtime_rule(d, facts, version, runtime_image, chosen,
+                  mtp_minimum(merged_catalogue, target_model) if chosen == 'mtp' else None)
     _known_bad_rule(d, chosen, version, model, read_model_config)
     if previous and previous['failure'] == 'config_rejected':
         _config_rejected(d)
@@ -675,10 +682,11 @@ def _method_rule(d, facts, method, target_model, eagle3_head, draft_model, catal
         return 'draft_model', draft, draft_source
     # auto: what the operator passed first, then the target's own MTP layers, then the catalogue's head or draft
     if has_mtp and not eagle3_head and not draft_model:
-        minimum = MIN_VLLM_BY_METHOD['mtp']
+        minimum = mtp_minimum(catalogue, target_model)
         if version is not None and not _at_least(version, minimum):
-            d.warn('%s has %s, but vLLM %s predates method mtp (%s+): planning the other methods instead.'
-                   % (target_model, mtp_where, _vstr(version), _vstr(minimum)))
+            d.warn('%s has %s, but vLLM %s predates method mtp%s (%s+): planning the other methods instead.'
+                   % (target_model, mtp_where, _vstr(version),
+                      ' for its family' if minimum != MIN_VLLM_BY_METHOD['mtp'] else '', _vstr(minimum)))
         else:
             d.ground('Method auto chose mtp: %s has %s; no head or draft to download, and almost no extra memory.'
                      % (target_model, mtp_where))
@@ -754,7 +762,7 @@ _OTHER_IMAGE = ('runtime_image %s is neither the upstream image (%s) nor a nativ
                 'validated vLLM %s+ build for %s.')
 
 
-def _runtime_rule(d, facts, version, image, method):
+def _runtime_rule(d, facts, version, image, method, method_minimum=None):
     generation, l4t = facts['generation'], facts['l4t_major']
     if generation not in ('thor', 'orin'):
         return  # the family rule already refused
@@ -842,10 +850,12 @@ def _runtime_rule(d, facts, version, image, method):
         else:
             d.ground('vLLM %s supports draft-model speculation (>= %s).' % (_vstr(version), _vstr(MIN_VLLM_DRAFT_MODEL)))
     elif method in ('mtp', 'suffix'):
-        minimum = MIN_VLLM_BY_METHOD[method]
+        minimum = max(MIN_VLLM_BY_METHOD[method], method_minimum or ())
         if not _at_least(version, minimum):
-            d.refuse('runtime', 'vLLM %s does not know method %s (it first ships in %s): it refuses the '
-                     '--speculative-config.' % (_vstr(version), method, _vstr(minimum)),
+            d.refuse('runtime', 'vLLM %s does not know method %s%s (it first ships in %s): it refuses the '
+                     '--speculative-config.' % (_vstr(version), method,
+                                                ' for this model' if minimum != MIN_VLLM_BY_METHOD[method] else '',
+                                                _vstr(minimum)),
                      ['upgrade_vllm', 'no_speculation'])
         else:
             d.ground('vLLM %s supports method %s (>= %s).' % (_vstr(version), method, _vstr(minimum)))

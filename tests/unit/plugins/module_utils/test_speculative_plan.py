@@ -1433,3 +1433,40 @@ def test_the_docs_method_table_is_what_the_plan_answers():
     start = text.index(TABLE_HEADER)
     documented = text[start:text.index('\n\n', start)]
     assert documented == method_table_markdown(), 'the method table in docs/decision-rules.md is stale'
+
+
+# --- Qwen3.5 / Qwen3.6 by hub id: MTP from their family (catalogue.MTP_FAMILIES, checked in vLLM's sdists) -------
+@pytest.mark.parametrize('target, version, orin', [
+    ('Qwen/Qwen3.6-27B', '0.32.0', False),    # Jetson AI Lab's Thor recipe: {"method":"mtp","num_speculative_tokens":4}
+    ('Qwen/Qwen3.6-35B-A3B', '0.21.0', False),
+    ('Qwen/Qwen3.5-4B', '0.17.0', True),      # Thor needs 0.20+; an Orin on its NVIDIA-AI-IOT image runs 0.17
+    ('qwen/qwen3.5-27b-fp8', '0.32.0', False),
+])
+def test_qwen3_5_and_3_6_hub_ids_are_planned_as_mtp(target, version, orin):
+    device = dict(jetson=facts('orin-agx-64gb'), runtime_image=ORIN_IMAGE) if orin else {}
+    result = run(target_model=target, vllm_version=version, **device)
+    assert result['method'] == 'mtp' and result['model_source'] == 'catalogue', result['reasons']
+    assert result['speculative_config']['method'] == 'mtp'
+    assert not any('No published EAGLE-3 head' in reason for reason in result['reasons'])
+
+
+@pytest.mark.parametrize('target, version, minimum', [
+    ('Qwen/Qwen3.5-4B', '0.16.0', '0.17.0'),     # 0.16.0 has no qwen3_5 code at all
+    ('Qwen/Qwen3.6-27B', '0.20.0', '0.21.0'),    # vLLM names Qwen3.6 from 0.21.0
+])
+def test_qwen3_5_and_3_6_on_a_vllm_before_their_mtp_are_not_planned_as_mtp(target, version, minimum):
+    auto = run(target_model=target, vllm_version=version, jetson=facts('orin-agx-64gb'), runtime_image=ORIN_IMAGE)
+    assert auto['method'] != 'mtp'
+    assert any('predates method mtp for its family (%s+)' % minimum in w for w in auto['warnings']), auto['warnings']
+    asked = run(target_model=target, method='mtp', vllm_version=version, jetson=facts('orin-agx-64gb'),
+                runtime_image=ORIN_IMAGE)
+    assert refused(asked, 'runtime')
+    assert any('does not know method mtp for this model (it first ships in %s)' % minimum in r
+               for r in asked['reasons']), asked['reasons']
+
+
+def test_an_exact_catalogue_entry_wins_over_the_family_and_other_qwen3_ids_are_not_a_family():
+    catalogue = {'Qwen/Qwen3.5-4B': {'eagle3_head': 'acme/qwen3.5-4b-eagle3', 'mtp': False}}
+    result = run(target_model='Qwen/Qwen3.5-4B', vllm_version='0.32.0', catalogue=catalogue)
+    assert result['method'] == 'eagle3' and result['model'] == 'acme/qwen3.5-4b-eagle3'
+    assert run(target_model='Qwen/Qwen3-8B', vllm_version='0.32.0')['method'] == 'eagle3'
