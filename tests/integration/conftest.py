@@ -153,11 +153,56 @@ def recap(out, host):
     return dict(zip(("ok", "changed", "unreachable", "failed"), map(int, match.groups())))
 
 
+def process_tree(pid):
+    """``pid`` and every process below it (by /proc's parent links), whatever session or group it moved to."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        children.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry))
+    tree, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        tree.append(current)
+        todo.extend(children.get(current, []))
+    return tree
+
+
+def _signal_all(pids, sig):
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+def kill_tree(pid):
+    """SIGKILL ``pid`` and every descendant: frozen first (SIGSTOP, until no new one appears), so none forks or is
+    re-parented away between the listing and the kill. ansible-core's workers call os.setsid(), so killing
+    ansible-playbook's process group alone leaves the in-flight task running (and racing the next run)."""
+    seen = set()
+    for _round in range(10):
+        tree = set(process_tree(pid))
+        _signal_all(tree - seen, signal.SIGSTOP)
+        if tree <= seen:
+            break
+        seen |= tree
+    _signal_all(seen, signal.SIGKILL)
+    return sorted(seen)
+
+
 def kill_playbook_when(cmd, log_path, ready, what, timeout):
     """Run ``cmd`` (ansible-playbook) and SIGKILL it, with everything it started, once ``ready(output)`` is true.
 
-    The controller dies as a killed AWX job or a lost laptop would: no handler, no rescue, no clean-up.
-    Fails when the playbook ends first or ``what`` does not happen within ``timeout`` s. Returns the output.
+    The controller dies as a killed AWX job or a removed execution environment would: no handler, no rescue, no
+    clean-up, and the in-flight task dies with it (every descendant is killed, the task's module on the host
+    included: kill_tree). Fails when the playbook ends first, ``what`` does not happen within ``timeout`` s, or a
+    process of the run is still alive afterwards. Returns the output.
     """
     with open(log_path, "w", encoding="utf-8") as log:
         proc = subprocess.Popen(cmd, cwd=TOP, env=_ansible_env(), stdout=log, stderr=subprocess.STDOUT,
@@ -172,9 +217,23 @@ def kill_playbook_when(cmd, log_path, ready, what, timeout):
                 time.sleep(0.5)
             else:
                 pytest.fail(f"{what} did not happen within {timeout} s")
-            os.killpg(proc.pid, signal.SIGKILL)
+            killed = kill_tree(proc.pid)
             proc.wait(timeout=30)
+            deadline = time.monotonic() + 30
+            while any(_alive(pid) for pid in killed) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            survivors = [pid for pid in killed if _alive(pid)]
+            assert not survivors, f"processes of the killed run are still alive: {survivors}"
         finally:
             if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
+                kill_tree(proc.pid)
     return log_path.read_text(errors="replace")
+
+
+def _alive(pid):
+    """Whether ``pid`` still runs (a zombie waiting for its new parent to reap it counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

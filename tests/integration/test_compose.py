@@ -289,11 +289,18 @@ def test_serve_role_second_run_changes_nothing(bed):
     assert healthy()
 
 
+# The keep is judged at concurrency 1 only, where 8 requests give an interval (the accept pair is +100 % or more
+# there): at concurrency 8 one wave of 8 requests gives no interval, so a keep would rest on a point estimate of a
+# change that is about zero on this CPU, and a fresh machine once measured -4.7 % there and reverted. A test that
+# asserts a keep on real vLLM measures enough to decide every level it judges.
+KEEP_VARS = dict(SPEC_VARS, jetson_spec_draft_model=GOOD_DRAFT, jetson_spec_benchmark=dict(WORKLOAD, concurrency=[1]))
+
+
 def test_a_kept_change_is_an_override_file_that_every_rerun_keeps(bed):
     compose_before = bed.compose_file.read_bytes()
     side = sidecar()
     stat_before = bed.compose_file.stat()
-    out = bed.play("compose-guarded", extra=dict(SPEC_VARS, jetson_spec_draft_model=GOOD_DRAFT))
+    out = bed.play("compose-guarded", extra=KEEP_VARS)
     fact = bed.assert_record_is_reality()
     assert fact["status"] == "enabled", fact.get("reasons")
     assert fact["verdict"] == "accept", fact.get("reasons")
@@ -321,7 +328,7 @@ def test_a_kept_change_is_an_override_file_that_every_rerun_keeps(bed):
     assert timer.stdout.strip() != "active"
     assert fact["service_sha256"] is not None
     # The long steps said what they do and showed they were alive while they ran (in the background, polled).
-    assert "compose-guarded: benchmarking the baseline service, 8 requests (+2 warm-up) at concurrency 1 and 8" in out
+    assert "compose-guarded: benchmarking the baseline service, 8 requests (+2 warm-up) at concurrency 1," in out
     assert re.search(r"ASYNC POLL on compose-guarded: jid=\S+ started=(1|True) finished=(0|False)", out), out[-3000:]
     assert re.search(r'"msg": "compose-guarded: ENABLED \[c=1 \+\d+ % \([^]]*\): accept, kept\] - ', out), \
         "the outcome line does not say how sure the verdict is"
@@ -331,7 +338,7 @@ def test_a_kept_change_is_an_override_file_that_every_rerun_keeps(bed):
     assert recap(out, "compose-local")["changed"] == 0, out[-4000:]
     assert bed.container() == container and "--speculative-config" in bed.cmd()
     # the role again, the same inputs: in sync, no restart, no request.
-    out = bed.play("compose-guarded", extra=dict(SPEC_VARS, jetson_spec_draft_model=GOOD_DRAFT))
+    out = bed.play("compose-guarded", extra=KEEP_VARS)
     assert "in_sync - Recorded earlier, nothing changed since." in out, out[-3000:]
     assert recap(out, "compose-guarded")["changed"] == 0, out[-4000:]
     assert bed.container() == container

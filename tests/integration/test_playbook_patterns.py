@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from conftest import BIN, TOP, _ansible_env
+from conftest import BIN, _ansible_env
 
 PLAYBOOKS = ("enable_speculation", "disable_speculation", "benchmark", "facts", "report")
 

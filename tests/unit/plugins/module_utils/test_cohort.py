@@ -52,8 +52,8 @@ BASE = C.cohort(host())
     ('another served name', dict(host(), service=C.service_part(serve(name='store-17')))),
     ('host-specific flags in the =form', dict(host(), service=C.service_part(serve('--ssl-keyfile=/etc/k.pem',
                                                                                    '--uds=/run/v.sock')))),
-    ('a Unix socket and TLS files', dict(host(), service=C.service_part(serve('--uds', '/run/v.sock', '--ssl-certfile',
-                                                                             '/etc/c.pem')))),
+    ('a Unix socket and TLS files',
+     dict(host(), service=C.service_part(serve('--uds', '/run/v.sock', '--ssl-certfile', '/etc/c.pem')))),
     ('memory a few MB apart (kernel reservations)', dict(host(), device=C.device_part(
         dict(JETSON, memory={'total_mb': 62700})))),
     ('float noise', host(verdict__min_throughput_gain=0.1 + 0.2, workload__temperature=0)),
