@@ -152,6 +152,7 @@ from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import in
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.options import (
     COMPOSE_NEEDS_PROJECT, name_argument_spec, service_argument_spec)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import systemd
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.serve_args import analyse_command
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._files import write_atomic
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._safe import InputError, check_name, dumps, end_of_options
 
@@ -203,6 +204,14 @@ class _Systemd(object):
     def render(self, speculative_config, gmu):
         return overlay.render(self.unit, self.baseline, speculative_config, gmu)
 
+    def baseline_serve(self):
+        """vLLM's arguments in the baseline (a local model's config.json read for a speculators checkpoint)."""
+        if not self.baseline.get('argv'):
+            return {}
+        info = analyse_command(self.baseline['argv'], env=self.baseline.get('env') or {},
+                               read_model_config=service_info.model_config_reader(ROOT))[0]
+        return info.get('serve') or {}
+
 
 class _Compose(object):
     """The overlay of a compose service: an override file in the project directory."""
@@ -247,6 +256,10 @@ class _Compose(object):
     def render(self, speculative_config, gmu):
         return overlay_compose.render(self.name, self.baseline, speculative_config, gmu)
 
+    def baseline_serve(self):
+        """vLLM's arguments in the project's own files (a model path is inside the container: hub ids only)."""
+        return self.baseline.get('serve') or {}
+
 
 def main():
     argument_spec = name_argument_spec()
@@ -286,6 +299,13 @@ def main():
     modes = {'candidate': 0o644, 'committed': 0o644}
 
     if state == 'candidate':
+        speculators = target.baseline_serve().get('speculators')
+        if speculators:
+            module.fail_json(msg='%s already speculates: it serves the speculators-format checkpoint %s (method %s), '
+                             'from which vLLM builds its speculative configuration without --speculative-config; a '
+                             'second configuration would be merged into it or discarded, depending on the vLLM '
+                             'release. Nothing was changed.'
+                             % (params['name'], target.baseline_serve().get('model'), speculators.get('method')))
         try:
             text, _argv, secret = target.render(params['speculative_config'], gmu)
         except overlay.OverlayError as exc:

@@ -339,7 +339,7 @@ from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.record i
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.verdict import DEPRECATED_RULES
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._safe import InputError, check_name, check_path, end_of_options
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.info import (
-    Runner, ServiceInfoError, compose_config_runner, gather)
+    Runner, ServiceInfoError, compose_config_runner, gather, model_config_reader)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.files import read_regular
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.options import (
     COMPOSE_NEEDS_PROJECT, name_argument_spec, service_argument_spec)
@@ -531,7 +531,8 @@ class StateReader(object):
         unit = systemd.unit_name(self.params['name'])
         base = overlay.read_baseline(LIVE_ROOT, unit, self.service_file['path'])
         present = overlay.read_overlay(LIVE_ROOT, unit)
-        base_info = analyse_command(base['argv'], env=base['env'])[0] if base['argv'] else {}
+        base_info = analyse_command(base['argv'], env=base['env'],
+                                    read_model_config=model_config_reader(LIVE_ROOT))[0] if base['argv'] else {}
         self.baseline_serve = base_info.get('serve') or {}
         self.overlay_info = {'candidate': present['candidate'].exists, 'committed': present['committed'].exists,
                              'baseline_speculative': self.baseline_serve.get('speculative_config') is not None}
@@ -583,6 +584,16 @@ class StateReader(object):
 
     def decide_action(self):
         """The action, from everything observed (docs/lifecycle.md's rules)."""
+        speculators = (self.baseline_serve or {}).get('speculators') or (self.run_serve or {}).get('speculators')
+        if speculators:
+            self.module.warn(
+                '%s serves a speculators-format checkpoint (%s, method %s%s): vLLM speculates with it without '
+                '--speculative-config, so speculation runs that this collection did not put there, and a second '
+                'configuration is never added on top of it.'
+                % (self.params['name'], (self.baseline_serve or self.run_serve or {}).get('model'),
+                   speculators.get('method') or 'unknown',
+                   ', K %s' % speculators['num_speculative_tokens']
+                   if speculators.get('num_speculative_tokens') is not None else ''))
         self.answer = decide({
             'service': self.params['name'],
             'service_exists': bool(self.service.get('exists')),

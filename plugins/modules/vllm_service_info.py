@@ -351,6 +351,15 @@ service:
           type: str
           choices: [vllm serve, api_server, unknown]
           sample: vllm serve
+        speculators:
+          description:
+            - When the model is a speculators-format checkpoint (its C(config.json) has C(speculators_config); a hub id
+              named C(<owner>/<target>-speculator.<method>)), what it makes vLLM run - C(method),
+              C(num_speculative_tokens), C(verifier) (the target vLLM serves), C(source) (V(config.json) or V(name)) -
+              else null. vLLM then speculates without C(--speculative-config), and RV(service.serve.speculative_config)
+              says so. A model path inside a container is not read.
+          type: dict
+          sample: {method: eagle3, num_speculative_tokens: 3, verifier: Qwen/Qwen3-8B, source: config.json}
     drift:
       description: The configured vLLM arguments (or image) differ from the running ones, or systemd needs a daemon-reload.
       type: bool

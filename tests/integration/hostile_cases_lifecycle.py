@@ -42,6 +42,12 @@ NESTED_PROJECT = os.path.join(tempfile.gettempdir(), "hostile-compose-nested-%d"
 os.makedirs(NESTED_PROJECT, exist_ok=True)
 with open(os.path.join(NESTED_PROJECT, "compose.yaml"), "w") as _handle:
     _handle.write("services:\n  vllm:\n    command: " + "[" * 1048000 + "\n")
+# A compose project that serves a speculators-format checkpoint (vLLM speculates without --speculative-config).
+SPECULATORS_PROJECT = os.path.join(tempfile.gettempdir(), "hostile-compose-speculators-%d" % os.getuid())
+os.makedirs(SPECULATORS_PROJECT, exist_ok=True)
+with open(os.path.join(SPECULATORS_PROJECT, "compose.yaml"), "w") as _handle:
+    _handle.write("services:\n  vllm:\n    image: vllm/vllm-openai:v0.32.0\n"
+                  "    command: [\"RedHatAI/Qwen3-8B-speculator.eagle3\", \"--port\", \"8000\"]\n")
 EVIL = "-Hlc@evil.service"   # systemctl would read it as -H lc@evil.service: connect to the host evil.service
 
 
@@ -121,6 +127,12 @@ CASES = [
              "speculative_config": SPEC, "gpu_memory_utilization": 0.5},
             expect=("compose.yaml nests", "nothing was changed"), max_seconds=60,
             writes=NESTED_PROJECT + "/jetson-llm-speculative-2-candidate.yaml"),
+    # A service that speculates from a speculators checkpoint never gets a second speculative configuration.
+    Hostile("overlay-compose-speculators-checkpoint", OVERLAY,
+            {"name": "vllm", "manager": "compose", "project_src": SPECULATORS_PROJECT, "state": "candidate",
+             "speculative_config": SPEC, "gpu_memory_utilization": 0.5},
+            expect=("already speculates", "RedHatAI/Qwen3-8B-speculator.eagle3", "Nothing was changed"),
+            writes=SPECULATORS_PROJECT + "/jetson-llm-speculative-2-candidate.yaml"),
     # The earlier-release migration ("put the last-known-good copy back") is gone: no copy can replace a definition.
     Hostile("overlay-legacy-copy-option-removed", OVERLAY,
             {"name": "vllm", "manager": "compose", "project_src": "{tmp}", "state": "absent",

@@ -18,7 +18,8 @@ __metaclass__ = type
 import json
 import os
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._safe import InputError, check_name, check_path, end_of_options
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._safe import (
+    InputError, check_name, check_path, end_of_options, loads)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import overlay_compose
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import serve_args
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service import compose
@@ -150,8 +151,27 @@ def _read_machine_id(root):
     return value if len(value) == 32 else None
 
 
-def _analyse(argv, warnings, where, image_entrypoint_args=False, env=None):
-    info, problems = serve_args.analyse_command(argv, image_entrypoint_args=image_entrypoint_args, env=env)
+MAX_MODEL_CONFIG_BYTES = 4 * 1048576
+
+
+def model_config_reader(root):
+    """A ``read_model_config(path)`` for serve_args.analyse_command: the parsed ``config.json`` of a local model below
+    ``root`` (a regular file, bounded, nested at most _safe.MAX_DEPTH), or None when it cannot be read."""
+    def read(path):
+        found = files.read_regular(root, path.rstrip('/') + '/config.json', limit=MAX_MODEL_CONFIG_BYTES)
+        if found.data is None:
+            return None
+        try:
+            config = loads(found.data, 'config.json', max_bytes=MAX_MODEL_CONFIG_BYTES, finite=False)
+        except InputError:
+            return None
+        return config if isinstance(config, dict) else None
+    return read
+
+
+def _analyse(argv, warnings, where, image_entrypoint_args=False, env=None, root=None):
+    info, problems = serve_args.analyse_command(argv, image_entrypoint_args=image_entrypoint_args, env=env,
+                                                read_model_config=model_config_reader(root) if root else None)
     for problem in problems:
         warnings.append('%s: %s' % (where, problem))
     return info
@@ -211,7 +231,7 @@ def gather_systemd(name, root, unit_path, runner, warnings, proc_root=LIVE_ROOT)
         warnings.append('%s: %s' % (path, problem) if not problem.startswith(path) else problem)
     configured = None
     if parsed['argv'] is not None:
-        configured = _analyse(parsed['argv'], warnings, path, env=parsed['env'])
+        configured = _analyse(parsed['argv'], warnings, path, env=parsed['env'], root=root)
     state = systemd.state_from_show(props) if props else unknown_state()
     running = None
     main_pid = state['main_pid']
@@ -219,7 +239,7 @@ def gather_systemd(name, root, unit_path, runner, warnings, proc_root=LIVE_ROOT)
         proc = files.read_regular(proc_root, '/proc/%s/cmdline' % main_pid, proc=True)
         argv = systemd.parse_proc_cmdline(proc.data)
         if argv:
-            running = _analyse(argv, warnings, 'process %s' % main_pid, env=parsed['env'])
+            running = _analyse(argv, warnings, 'process %s' % main_pid, env=parsed['env'], root=root)
         else:
             warnings.append('the command line of process %s (MainPID of %s) cannot be read%s'
                             % (main_pid, unit, ': %s' % proc.error if proc.error else ''))

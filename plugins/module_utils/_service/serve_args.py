@@ -345,6 +345,7 @@ def empty_serve(entry=ENTRY_UNKNOWN):
         'api_key_set': False,
         'extra_args': [],
         'entry': entry,
+        'speculators': None,
     }
 
 
@@ -484,7 +485,65 @@ def parse_serve_args(args, entry=ENTRY_UNKNOWN, env=None):
     return serve, problems, speculative_raw
 
 
-def analyse_command(argv, image_entrypoint_args=False, env=None):
+# RedHatAI's speculators checkpoints: '<owner>/<target>-speculator.<method>' (RedHatAI/Qwen3-8B-speculator.eagle3).
+_SPECULATOR_REPO = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9._-]+-speculator\.([A-Za-z0-9_]+)\Z')
+
+
+def speculators_config(config):
+    """What a speculators-format ``config.json`` (a dict) makes vLLM run, or None when it is not one.
+
+    vLLM (0.10.1+, vllm/transformers_utils/config.py, maybe_override_with_speculators) serves the checkpoint's
+    ``speculators_config.verifier.name_or_path`` as the target and drafts with the checkpoint itself:
+    ``{"method": speculators_model_type, "num_speculative_tokens": proposal_methods[0].speculative_tokens}``.
+    """
+    if not isinstance(config, dict) or not isinstance(config.get('speculators_config'), dict):
+        return None
+    spec = config['speculators_config']
+    methods = spec.get('proposal_methods')
+    first = methods[0] if isinstance(methods, list) and methods and isinstance(methods[0], dict) else {}
+    tokens = first.get('speculative_tokens')
+    verifier = spec.get('verifier') if isinstance(spec.get('verifier'), dict) else {}
+    method = config.get('speculators_model_type')
+    return {
+        'method': method if isinstance(method, str) and method else None,
+        'num_speculative_tokens': tokens if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens >= 0
+        else None,
+        'verifier': verifier.get('name_or_path') if isinstance(verifier.get('name_or_path'), str) else None,
+        'source': 'config.json',
+    }
+
+
+def speculators_checkpoint(model, read_model_config=None):
+    """The speculators checkpoint ``model`` is (speculators_config's dict), or None.
+
+    A local path is read (``read_model_config(path) -> dict or None``: its config.json); a hub id is recognised by
+    RedHatAI's naming, ``<owner>/<target>-speculator.<method>`` (its config.json is not on this host).
+    """
+    if not isinstance(model, str) or not model:
+        return None
+    if model.startswith('/'):
+        return speculators_config(read_model_config(model)) if read_model_config is not None else None
+    match = _SPECULATOR_REPO.match(model)
+    if not match:
+        return None
+    return {'method': match.group(1).lower(), 'num_speculative_tokens': None, 'verifier': None, 'source': 'name'}
+
+
+def _apply_speculators(serve, read_model_config):
+    """A server started from a speculators checkpoint speculates without --speculative-config: say so."""
+    if not serve or serve.get('speculative_config') is not None:
+        return
+    found = speculators_checkpoint(serve.get('model'), read_model_config)
+    if found is None:
+        return
+    serve['speculators'] = found
+    serve['speculative_config'] = dict(
+        (key, value) for key, value in (('method', found['method']), ('model', serve['model']),
+                                        ('num_speculative_tokens', found['num_speculative_tokens']))
+        if value is not None)
+
+
+def analyse_command(argv, image_entrypoint_args=False, env=None, read_model_config=None):
     """Everything about one command line: (info dict, problems).
 
     ``image_entrypoint_args``: ``argv`` only holds what follows an image (a compose ``command:``
@@ -493,6 +552,10 @@ def analyse_command(argv, image_entrypoint_args=False, env=None):
 
     info: argv (masked), runtime (container|native|unknown), image, container_name, env_files,
     serve (SERVE or None), speculative_raw.
+
+    ``read_model_config(path) -> dict or None`` reads a local model's config.json: a server started from a
+    speculators-format checkpoint speculates without ``--speculative-config``, and its ``serve`` says so
+    (``speculative_config`` as vLLM builds it, ``speculators`` the checkpoint's own). A hub id is recognised by name.
     """
     env = dict(env or {})
     info = {'argv': mask_argv(argv), 'runtime': 'unknown', 'image': None, 'container_name': None,
@@ -519,6 +582,7 @@ def analyse_command(argv, image_entrypoint_args=False, env=None):
             serve, more, raw = parse_serve_args(inner, ENTRY_UNKNOWN, env)
             if serve['model'] is None and not inner:
                 problems.append('the command line passes no arguments to the image; its default command runs')
+            _apply_speculators(serve, None)   # the path is inside the image: only a hub id is recognised
             info['serve'], info['speculative_raw'] = serve, raw
             problems.extend(more)
             return info, problems
@@ -528,6 +592,8 @@ def analyse_command(argv, image_entrypoint_args=False, env=None):
     if run is None:
         info['runtime'] = 'native'
     serve, more, raw = parse_serve_args(args, entry, env)
+    # A container's model path is inside the container: only a hub id is recognised there.
+    _apply_speculators(serve, read_model_config if run is None else None)
     info['serve'], info['speculative_raw'] = serve, raw
     problems.extend(more)
     return info, problems

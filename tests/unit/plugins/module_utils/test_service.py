@@ -27,7 +27,7 @@ SECRETS = ('hf_unitLEAKEDvalue123', 'hf_envfileSECRETvalue', 'sk-unitLEAKEDkey',
            'hf_inspectHUBsecret')
 
 SERVE_KEYS = {'model', 'served_model_name', 'host', 'port', 'gpu_memory_utilization', 'max_model_len',
-              'speculative_config', 'api_key_set', 'extra_args', 'entry'}
+              'speculative_config', 'api_key_set', 'extra_args', 'entry', 'speculators'}
 SERVICE_KEYS = {'name', 'manager', 'exists', 'file', 'env_files', 'runtime', 'image', 'state', 'configured',
                 'running', 'serve', 'drift', 'drift_reasons'}
 STATE_KEYS = {'active', 'status', 'main_pid', 'restarts', 'since', 'need_daemon_reload', 'container_id'}
@@ -464,3 +464,31 @@ def test_live_compose_api_key_from_the_container_environment():
     assert_no_secret(service, warnings)
     assert service['running']['serve']['api_key_set'] is True
     assert not any(reason.startswith('API key') for reason in service['drift_reasons'])
+
+
+def _speculators_root(tmp_path, config):
+    unit = tmp_path / 'etc' / 'systemd' / 'system' / 'vllm.service'
+    unit.parent.mkdir(parents=True)
+    unit.write_text('[Service]\nExecStart=/opt/vllm/bin/vllm serve /models/qwen3-8b-speculator --port 8000\n')
+    model = tmp_path / 'models' / 'qwen3-8b-speculator'
+    model.mkdir(parents=True)
+    (model / 'config.json').write_text(config)
+    return str(tmp_path)
+
+
+def test_a_unit_serving_a_speculators_checkpoint_is_read_as_speculating(tmp_path):
+    config = json.dumps({'speculators_model_type': 'eagle3', 'speculators_config': {
+        'proposal_methods': [{'proposal_type': 'greedy', 'speculative_tokens': 3}],
+        'verifier': {'name_or_path': 'Qwen/Qwen3-8B'}}})
+    service, _warnings = svc.gather('vllm', root=_speculators_root(tmp_path, config), run_command=_never,
+                                    which=lambda n: '/usr/bin/' + n)
+    assert service['serve']['speculative_config'] == {'method': 'eagle3', 'model': '/models/qwen3-8b-speculator',
+                                                      'num_speculative_tokens': 3}
+    assert service['serve']['speculators']['verifier'] == 'Qwen/Qwen3-8B'
+
+
+@pytest.mark.parametrize('config', ['[' * 100000, '{"speculators_config": 5}', 'not json'])
+def test_a_damaged_model_config_is_not_a_speculators_checkpoint_and_no_crash(tmp_path, config):
+    service, _warnings = svc.gather('vllm', root=_speculators_root(tmp_path, config), run_command=_never,
+                                    which=lambda n: '/usr/bin/' + n)
+    assert service['serve']['speculative_config'] is None and service['serve']['speculators'] is None

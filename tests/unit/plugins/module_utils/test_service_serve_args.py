@@ -32,7 +32,7 @@ def test_jetson_recipe_docker_run():
     assert serve == {
         'model': 'Qwen/Qwen3-8B', 'served_model_name': ['Qwen/Qwen3-8B'], 'host': '0.0.0.0', 'port': 8000,
         'gpu_memory_utilization': 0.75, 'max_model_len': 8192, 'speculative_config': None, 'api_key_set': False,
-        'extra_args': [], 'entry': 'vllm serve'}
+        'extra_args': [], 'entry': 'vllm serve', 'speculators': None}
 
 
 @pytest.mark.parametrize('options', [
@@ -194,3 +194,64 @@ def test_api_key_detection():
     assert serve['api_key_set'] is True
     serve, _p, _r = sa.parse_serve_args(['M'], 'vllm serve', env={'VLLM_API_KEY': ''})
     assert serve['api_key_set'] is False
+
+
+# --- speculators-format checkpoints: vLLM speculates without --speculative-config (0.10.1+) -----------------------
+SPECULATORS_CONFIG = {
+    "architectures": ["Eagle3Speculator"], "speculators_model_type": "eagle3",
+    "speculators_config": {"algorithm": "eagle3", "default_proposal_method": "greedy",
+                           "proposal_methods": [{"proposal_type": "greedy", "speculative_tokens": 3}],
+                           "verifier": {"name_or_path": "Qwen/Qwen3-8B", "architectures": ["Qwen3ForCausalLM"]}},
+    "transformer_layer_config": {"model_type": "llama", "hidden_size": 4096},
+}
+
+
+def test_a_local_speculators_checkpoint_served_directly_speculates():
+    argv = ['/opt/vllm/bin/vllm', 'serve', '/models/qwen3-8b-speculator', '--port', '8000']
+    reads = []
+
+    def read(path):
+        reads.append(path)
+        return SPECULATORS_CONFIG if path == '/models/qwen3-8b-speculator' else None
+    serve = sa.analyse_command(argv, read_model_config=read)[0]['serve']
+    assert serve['speculative_config'] == {'method': 'eagle3', 'model': '/models/qwen3-8b-speculator',
+                                           'num_speculative_tokens': 3}
+    assert serve['speculators'] == {'method': 'eagle3', 'num_speculative_tokens': 3, 'verifier': 'Qwen/Qwen3-8B',
+                                    'source': 'config.json'}
+    assert reads == ['/models/qwen3-8b-speculator']
+
+
+def test_a_hub_speculators_checkpoint_is_recognised_by_name_even_in_a_container():
+    argv = JETSON_RECIPE[:JETSON_RECIPE.index('Qwen/Qwen3-8B')] + ['RedHatAI/Qwen3-8B-speculator.eagle3']
+    serve = sa.analyse_command(argv)[0]['serve']
+    assert serve['speculative_config'] == {'method': 'eagle3', 'model': 'RedHatAI/Qwen3-8B-speculator.eagle3'}
+    assert serve['speculators']['source'] == 'name'
+
+
+@pytest.mark.parametrize('argv, config', [
+    # an ordinary model: not a speculators checkpoint
+    (['vllm', 'serve', '/models/target'], {'model_type': 'qwen3'}),
+    # an explicit --speculative-config wins (the collection's overlay, or the operator's own)
+    (['vllm', 'serve', '/models/spec', '--speculative-config', '{"method": "ngram", "num_speculative_tokens": 2}'],
+     SPECULATORS_CONFIG),
+    # a container's model path is inside the container: never read from the host
+    (JETSON_RECIPE[:JETSON_RECIPE.index('Qwen/Qwen3-8B')] + ['/models/spec'], SPECULATORS_CONFIG),
+    # names that only look alike
+    (['vllm', 'serve', 'acme/speculator'], None),
+    (['vllm', 'serve', 'Qwen/Qwen3-8B'], None),
+])
+def test_what_is_not_a_speculators_checkpoint(argv, config):
+    serve = sa.analyse_command(argv, read_model_config=lambda path: config)[0]['serve']
+    assert serve['speculators'] is None
+    assert serve['speculative_config'] in (None, {'method': 'ngram', 'num_speculative_tokens': 2})
+
+
+@pytest.mark.parametrize('config', [None, [], {'speculators_config': 'eagle3'}, {'model_type': 'llama'}])
+def test_damaged_or_plain_configs_are_not_speculators(config):
+    assert sa.speculators_config(config) is None
+
+
+def test_a_speculators_config_with_odd_fields_keeps_what_it_can():
+    found = sa.speculators_config({'speculators_config': {'proposal_methods': [{'speculative_tokens': True}],
+                                                          'verifier': 'x'}})
+    assert found == {'method': None, 'num_speculative_tokens': None, 'verifier': None, 'source': 'config.json'}
