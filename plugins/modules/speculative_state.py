@@ -370,7 +370,7 @@ def _given(options):
 
 def decision_inputs(inputs):
     """The inputs as the decision uses them: a deprecated regression_rule counts as the rule it is decided by
-    (non_inferiority), so a host verified under point or interval before issue 21 verifies once more under the rule
+    (non_inferiority), so a host verified under point or interval before they were deprecated verifies once more under the rule
     that decides now, and dropping the deprecated value later changes nothing."""
     inputs = _given(inputs)
     if inputs.get('regression_rule') in DEPRECATED_RULES:

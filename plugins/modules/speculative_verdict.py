@@ -112,7 +112,7 @@ options:
     description:
       - Throughput loss at concurrency 8 that is still not a regression (0.02 tolerates 2 %; 0.0 = none allowed),
         0.0 to 0.10.
-      - "The default was 0.0 before issue 21: with it a measured dip of any size reverted, so a candidate whose
+      - "The default was 0.0 in development versions: with it a measured dip of any size reverted, so a candidate whose
         concurrency-8 throughput did not change was reverted about half the time (on simulated request streams of
         a quiet host, 40 % of the candidates with +60 % at concurrency 1 were kept, 73 % with 0.02;
         C(docs/performance.md)). Non-inferiority (O(c8_margin)) still guards against larger losses."
@@ -146,7 +146,7 @@ options:
         an open regression, never a pass - O(decide_undetermined=point_estimate) settles it as a regression (reject),
         V(undetermined) leaves the verdict undetermined - so widening the interval (noise, O(phase_shift)) can only
         make the verdict more careful.
-      - V(point) and V(interval) are deprecated (issue 21) and decided as V(non_inferiority), with a warning in the
+      - V(point) and V(interval) are deprecated and decided as V(non_inferiority), with a warning in the
         result. V(point) decided on the measured change alone and kept 24 to 50 % of the candidates losing 10 % at
         concurrency 8 at the CPU test bed's noise; V(interval) counted a regression only when the interval lay entirely
         below -O(c8_tolerance) and kept 80 to 93 % of them (C(docs/performance.md)). Both will be removed in 3.0.0.

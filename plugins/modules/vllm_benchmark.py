@@ -134,8 +134,8 @@ options:
   sequential:
     description:
       - Measure a speculative candidate in rounds and stop as soon as the verdict of M(jetson_llm.vllm.speculative_verdict)
-        is settled, instead of a fixed O(num_prompts) (which is then not used). Issue 10 of the collection; measured on a
-        real vLLM in C(docs/performance.md).
+        is settled, instead of a fixed O(num_prompts) (which is then not used). Measured on a real vLLM in
+        C(docs/performance.md).
       - "Measure the baseline first, with a fixed O(num_prompts), on the service without speculation (its samples are fixed
         once the service restarts with C(--speculative-config)); then run this on the speculative service with the same
         options and O(sequential.baseline). Each level gets O(warmup_prompts) warm-up requests once; then each round sends

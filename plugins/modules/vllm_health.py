@@ -153,7 +153,7 @@ state:
       description: The main process (systemd) or the container's process.
       type: int
     detail:
-      description: The manager's own words, e.g. C(activating (auto-restart)).
+      description: The manager's own words, for example "activating (auto-restart)".
       type: str
     exit_code:
       description:

@@ -6,7 +6,7 @@
 A reverted candidate leaves an operator with one question the verdict can answer from its own intervals: could
 this host have kept a good candidate at all? Each interval of a ratio (two-sided, at its level's confidence) gives
 the standard error of the ratio's log, se = (ln measured - ln low) / z, read on the side the decision looks at.
-From it, under the verdict's own rules (issue 21):
+From it, under the verdict's own rules:
 
 * concurrency 8, non-inferiority: a candidate that does not change throughput at all is kept there when its
   interval's lower bound rules out a loss beyond the margin and its point estimate shows no loss beyond the

@@ -70,7 +70,7 @@ REGRESSION_RULES = ('non_inferiority', 'interval', 'point')
 #: The accepted values that are decided as non_inferiority.
 DEPRECATED_RULES = ('interval', 'point')
 #: The most c8_tolerance and c8_margin may be: a concurrency-8 loss of 10 % or more is never inside them, so every
-#: option combination reverts it (issue 21; at exactly 10 %, the interval's one-sided error bounds a keep).
+#: option combination reverts it (at exactly 10 %, the interval's one-sided error bounds a keep).
 MAX_C8_LOSS = 0.10
 #: decide_undetermined: what to answer when the intervals do not settle the verdict.
 DECIDE_UNDETERMINED = ('point_estimate', 'undetermined')
