@@ -109,11 +109,22 @@ bench: collection testbed
 	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/python tests/benchmarks/compare_vllm_bench.py
 
 # AWX / AAP execution environment: the build context (docs/fleet.md); `ansible-builder build` makes the image.
-ee: venv
+# Its own small venv: ansible-core (to build the collection) and ansible-builder, nothing of the test toolchain.
+EE_VENV := $(TOP)/.build/ee-venv
+EE_REQUIREMENTS := $(shell grep -E '^(ansible-core|ansible-builder)==' $(TOP)/tests/requirements.txt)
+$(STAMPS)/ee-venv: tests/requirements.txt
+	@mkdir -p $(STAMPS)
+	@command -v $(PYTHON) >/dev/null && $(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || { \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv; }
+	test -x $(EE_VENV)/bin/python || $(PYTHON) -m venv $(EE_VENV)
+	$(EE_VENV)/bin/pip install -q $(EE_REQUIREMENTS)
+	@touch $@
+
+ee: $(STAMPS)/ee-venv
 	rm -rf $(TOP)/.build/ee && mkdir -p $(TOP)/.build/ee
-	cd $(TOP) && $(BIN)/ansible-galaxy collection build --force --output-path .build/ee/dist .
+	cd $(TOP) && $(EE_VENV)/bin/ansible-galaxy collection build --force --output-path .build/ee/dist .
 	cp $(TOP)/.build/ee/dist/jetson_llm-vllm-*.tar.gz $(TOP)/.build/ee/jetson_llm-vllm.tar.gz
-	cd $(TOP) && $(BIN)/ansible-builder create -f execution-environment.yml --context .build/ee/context
+	cd $(TOP) && $(EE_VENV)/bin/ansible-builder create -f execution-environment.yml --context .build/ee/context
 
 changelog: venv
 	cd $(TOP) && $(BIN)/antsibull-changelog lint
