@@ -368,6 +368,14 @@ ttft:
       description: What throughput and TPOT alone decided, when the rule is V(not_met); else null.
       type: str
   sample: {"max_increase": 0.25, "status": "not_met", "verdict_without_it": "accept"}
+live_traffic:
+  description:
+    - Runs during which other clients used the server (C(metrics_polluted) in the benchmark results) - C(runs), a list
+      such as C(candidate at concurrency 8) - and, when that held a keep back, C(verdict_without_it) (the verdict on
+      the measurement alone); the verdict is then V(undetermined) and the change is not kept. A revert stands.
+  returned: always
+  type: dict
+  sample: {"runs": ["candidate at concurrency 8"], "verdict_without_it": "accept"}
 drafting:
   description: The O(drafting_off_above) check; null when it is unset.
   returned: always

@@ -754,6 +754,7 @@ class Verdict(object):
         self.explain_speedup()
         self.explain_undetermined_and_ttft()
         self.revert_ignored_drafting()
+        self.hold_a_keep_on_live_traffic()
         self.explain_outcome()
         return self.result()
 
@@ -1056,6 +1057,24 @@ class Verdict(object):
         if kept:
             self.verdict = 'reject'
 
+    def hold_a_keep_on_live_traffic(self):
+        """Other clients used the server during a run (``metrics_polluted``: tokens in its counters that the benchmark
+        did not send): the measurement is not the change's alone, so a keep is never made on it; the verdict is
+        ``undetermined`` (not kept), with what it would have been. A revert stands (keeping the baseline is safe)."""
+        self.live_traffic = ['%s at concurrency %s' % (label, conc)
+                             for label, runs in (('baseline', self.base_runs), ('candidate', self.cand_runs))
+                             for conc, run in sorted(runs.items()) if run.get('metrics_polluted') is True]
+        self.verdict_without_live_traffic = None
+        if not self.live_traffic or not keep_of(self.verdict, self.opts['keep_marginal']):
+            return
+        self.verdict_without_live_traffic = self.verdict
+        self.verdict = 'undetermined'
+        self.reasons.append('Not kept: other clients used the server during the benchmark (%s: tokens in its counters '
+                            'that the benchmark did not send), so the measurement is not this change\'s alone; on the '
+                            'measurement alone the verdict would be %s. Take the host out of its load balancer (or run '
+                            'when it is idle) and verify again.'
+                            % (', '.join(self.live_traffic), self.verdict_without_live_traffic))
+
     def explain_outcome(self):
         """The sentence that names the verdict: the regression or too small a gain (reject), accept, marginal."""
         opts = self.opts
@@ -1149,6 +1168,7 @@ class Verdict(object):
             'ttft': {'max_increase': opts['max_ttft_increase'], 'status': self.ttft_rule,
                      'verdict_without_it': self.before_ttft if self.ttft_rule == 'not_met' else None},
             'drafting': self.drafting,
+            'live_traffic': {'runs': self.live_traffic, 'verdict_without_it': self.verdict_without_live_traffic},
             'power': self.power,
             'c8_regression_only': c8_regression_only(self.criteria),
         }

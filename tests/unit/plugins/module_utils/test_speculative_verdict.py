@@ -251,6 +251,37 @@ def test_warnings_polluted_metrics_and_speculative_baseline_and_other_device():
     assert "differ in variant ('thor-t5000' vs 'thor-t4000')" in text
 
 
+# --- live traffic during the benchmark: never a keep on it ----------------------------------------
+
+@pytest.mark.parametrize('where, concurrency', [('baseline', 1), ('baseline', 8), ('candidate', 1), ('candidate', 8)])
+def test_a_keep_measured_during_live_traffic_is_held_undetermined(where, concurrency):
+    base, cand = bench(), bench(c1=(60.0, 16.0), c8=255.0, acceptance=0.72)
+    run = (base if where == 'baseline' else cand)['runs'][0 if concurrency == 1 else 1]
+    run['metrics_polluted'] = True
+    result = decide(base, cand)
+    assert result['verdict'] == 'undetermined' and result['keep'] is False
+    assert result['live_traffic'] == {'runs': ['%s at concurrency %s' % (where, concurrency)],
+                                      'verdict_without_it': 'accept'}
+    assert any(r.startswith('Not kept: other clients used the server during the benchmark (%s at concurrency %s'
+                            % (where, concurrency)) for r in result['reasons']), result['reasons']
+    assert result['recommendation']['action'] == 'measure_more'
+
+
+def test_a_marginal_keep_is_held_too_and_a_revert_stands():
+    base = bench()
+    base['runs'][1]['metrics_polluted'] = True
+    marginal = decide(base, bench(c1=(50.0, 20.0), c8=255.0, acceptance=0.6), keep_marginal=True)
+    assert marginal['verdict'] == 'undetermined' and marginal['live_traffic']['verdict_without_it'] == 'marginal'
+    reject = decide(base, bench(c1=(30.0, 30.0), c8=200.0, acceptance=0.2))
+    assert reject['verdict'] == 'reject' and reject['live_traffic'] == {'runs': ['baseline at concurrency 8'],
+                                                                        'verdict_without_it': None}
+
+
+def test_no_live_traffic_changes_nothing():
+    result = decide(bench(), bench(c1=(60.0, 16.0), c8=255.0, acceptance=0.72))
+    assert result['verdict'] == 'accept' and result['live_traffic'] == {'runs': [], 'verdict_without_it': None}
+
+
 # --- errors, not verdicts ------------------------------------------------------------------------
 
 @pytest.mark.parametrize('field, base_value, cand_value', [
