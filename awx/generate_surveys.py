@@ -1,15 +1,14 @@
-"""AWX / AAP survey specs from the roles' meta/argument_specs.yml (and awx/surveys.yml).
+"""AWX / AAP survey specs from awx/surveys.yml and the roles' meta/argument_specs.yml.
 
     python3 awx/generate_surveys.py            # writes awx/survey_<playbook>.json
     python3 awx/generate_surveys.py --check    # exit 1 when a committed survey is out of date
 
-Types: str / path -> text (multiplechoice with choices), no_log -> password, int -> integer,
-float -> float, bool -> multiplechoice "true" / "false", list with choices -> multiselect. dict, and
-list without choices, have no survey type: the survey's description names them. Defaults are the
-role's defaults (defaults/main.yml), which a unit test keeps equal to the argument specs. Survey
-answers are extra variables: they win over the inventory for every host (so per-host options are
-left to the inventory: `inventory_only` in awx/surveys.yml), and the role's argument spec checks
-them at the start of the run.
+A survey asks only what awx/surveys.yml lists under ``ask`` (what an operator decides at launch), each with a human
+title and help text; the type and choices come from the role's argument spec or the playbook's own settings. No
+question has a default: AWX applies a default even to an unanswered question, and a survey answer is an extra
+variable that wins over the inventory for every host, so an unanswered question must send nothing.
+Types: str / path -> text (multiplechoice with choices), no_log -> password, int -> integer, float -> float,
+bool -> multiplechoice "true" / "false", list with choices -> multiselect.
 Controller-side tool (PyYAML).
 """
 from __future__ import annotations
@@ -45,45 +44,35 @@ def _plain(text):
     return "".join(out)
 
 
-def question(variable, option, default, override=None):
-    """One survey question, or None when the option has no survey type."""
-    option = dict(option, **(override or {}))
+def question(variable, option, title, help_text):
+    """One survey question, with no default (an unanswered question sends nothing), or None when the option has no
+    survey type."""
     kind = option.get("type", "str")
     choices = option.get("choices")
-    description = option.get("description", "")
-    if isinstance(description, list):
-        description = " ".join(description)
     item = {
-        "question_name": variable,
-        "question_description": _plain(" ".join(str(description).split()))[:900],
+        "question_name": title,
+        "question_description": _plain(" ".join(str(help_text).split()))[:900],
         "variable": variable,
-        "required": bool(option.get("required", False)),
+        "required": False,
     }
     if option.get("no_log"):
-        item.update(type="password", min=0, max=TEXT_MAX, default="" if default is None else str(default))
+        item.update(type="password", min=0, max=TEXT_MAX)
     elif choices and kind == "list":
-        item.update(type="multiselect", choices=[str(c) for c in choices],
-                    default="\n".join(str(d) for d in (default or [])))
+        item.update(type="multiselect", choices=[str(c) for c in choices])
     elif choices:
-        item.update(type="multiplechoice", choices=[str(c) for c in choices],
-                    default=_text_default(default))
+        item.update(type="multiplechoice", choices=[str(c) for c in choices])
     elif kind == "bool":
-        item.update(type="multiplechoice", choices=["true", "false"], default="true" if default else "false")
+        item.update(type="multiplechoice", choices=["true", "false"])
     elif kind == "int":
-        item.update(type="integer", default=default)
+        item.update(type="integer")
     elif kind == "float":
-        item.update(type="float", default=default)
+        item.update(type="float")
     elif kind in ("str", "path", "raw"):
-        item.update(type="text", min=0, max=TEXT_MAX, default="" if default is None else _text_default(default))
+        # min 1: AWX drops an empty text answer only when the question's minimum length is at least 1
+        item.update(type="text", min=1, max=TEXT_MAX)
     else:
         return None
     return item
-
-
-def _text_default(value):
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return "" if value is None else str(value)
 
 
 def _load(path):
@@ -95,37 +84,19 @@ def build(name, config, top=TOP):
     """The survey spec (a dict) for one playbook."""
     role = config["role"]
     options = _load(top / "roles" / role / "meta" / "argument_specs.yml")["argument_specs"]["main"]["options"]
-    defaults = _load(top / "roles" / role / "defaults" / "main.yml")
-    wanted = config.get("include") or list(options)
-    for variable in wanted:
-        if variable not in options:
-            raise SurveyError("%s: %s is not an option of the %s role" % (name, variable, role))
-    overrides = config.get("overrides") or {}
-    spec, not_asked, inventory_only = [], [], []
-    for variable in wanted:
-        if variable in (config.get("exclude") or []):
-            continue
-        if variable in (config.get("inventory_only") or []):
-            inventory_only.append(variable)
-            continue
-        item = question(variable, options[variable], defaults.get(variable, options[variable].get("default")),
-                        overrides.get(variable))
+    playbook = config.get("playbook_options") or {}
+    spec = []
+    for variable, asked in (config.get("ask") or {}).items():
+        option = playbook.get(variable) or options.get(variable)
+        if option is None:
+            raise SurveyError("%s: %s is neither an option of the %s role nor a playbook option" % (name, variable, role))
+        if not asked or not asked.get("title") or not asked.get("help"):
+            raise SurveyError("%s: %s needs a title and a help text" % (name, variable))
+        item = question(variable, option, asked["title"], asked["help"])
         if item is None:
-            not_asked.append(variable)
-        else:
-            spec.append(item)
-    for variable, option in (config.get("playbook_options") or {}).items():
-        item = question(variable, option, option.get("default"))
-        if item is None:
-            raise SurveyError("%s: playbook option %s has no survey type" % (name, variable))
+            raise SurveyError("%s: %s has no survey type (a dictionary or a list without choices)" % (name, variable))
         spec.append(item)
     description = " ".join(str(config.get("description", "")).split())
-    if inventory_only:
-        description += (" Per host, from the inventory (an answer would override every host): %s."
-                        % ", ".join(inventory_only))
-    if not_asked:
-        description += (" Not asked (dictionaries and lists: set them in the inventory or the job template's extra "
-                        "variables): %s." % ", ".join(not_asked))
     return {"name": config["name"], "description": description, "spec": spec}
 
 

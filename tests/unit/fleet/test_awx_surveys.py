@@ -90,59 +90,71 @@ def test_validator_rejects_what_awx_rejects():
     assert any("required must be a boolean" in e for e in errors)
 
 
-def _answer(item):
-    """The value the role receives for the question's default (AWX passes multiplechoice as text)."""
-    if item["type"] == "multiplechoice" and item["choices"] == ["true", "false"]:
-        return item["default"] == "true"
-    return item["default"]
+#: What an operator decides at launch (a rollout's shape, which hosts, whether to verify again). Everything that
+#: describes a host or a family stays in the inventory: a survey answer would override it on every host.
+LAUNCH_TIME = {"jetson_spec_hosts", "jetson_spec_force_verify", "jetson_spec_canary_size", "jetson_spec_batch_size",
+               "jetson_spec_max_fail_percentage", "jetson_spec_report_dir"}
 
 
-@pytest.mark.parametrize("name", sorted(CONFIG))
-def test_defaults_equal_the_role_defaults_and_every_option_is_accounted_for(name):
-    config = CONFIG[name]
-    role = TOP / "roles" / config["role"]
-    defaults = yaml.safe_load((role / "defaults" / "main.yml").read_text())
-    options = yaml.safe_load((role / "meta" / "argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
-    survey = json.loads((TOP / "awx" / ("survey_%s.json" % name)).read_text())
-    asked = {item["variable"]: item for item in survey["spec"]}
-    role_questions = [v for v in asked if v in options]
-    assert role_questions, "no role option asked"
-    for variable in role_questions:
-        item = asked[variable]
-        expected = defaults[variable]
-        value = _answer(item)
-        if isinstance(expected, bool) or item["type"] in ("integer", "float"):
-            assert value == expected and type(value) is type(expected), (variable, value, expected)
-        else:
-            assert value == str(expected), (variable, value, expected)
-        if options[variable].get("no_log"):
-            assert item["type"] == "password"
-        if options[variable].get("choices"):
-            assert item["choices"] == [str(c) for c in options[variable]["choices"]]
-        assert item["required"] is bool(options[variable].get("required", False))
-    wanted = config.get("include") or list(options)
-    for variable in wanted:
-        accounted = (variable in asked or variable in (config.get("exclude") or [])
-                     or variable in survey["description"])
-        assert accounted, "%s is neither asked nor named in the survey description" % variable
-    for variable, option in (config.get("playbook_options") or {}).items():
-        assert asked[variable]["default"] == option["default"]
+def _surveys():
+    return [(name, json.loads((TOP / "awx" / ("survey_%s.json" % name)).read_text())) for name in sorted(CONFIG)]
 
 
-def test_playbook_option_defaults_match_the_playbooks():
-    """The survey's rollout defaults are the ones the playbooks use when nothing is given."""
+@pytest.mark.parametrize("name, survey", _surveys())
+def test_no_question_has_a_default_so_an_unanswered_one_sends_nothing(name, survey):
+    """AWX adds a question's default to the extra variables even when it is not answered (checked in its source):
+    a default would override the inventory on every host."""
+    for item in survey["spec"]:
+        assert "default" not in item, "%s: %s has a default" % (name, item["variable"])
+        assert item["required"] is False
+        if item["type"] in ("text", "textarea", "password"):
+            assert item["min"] >= 1, "AWX sends an empty text answer unless the minimum length is at least 1"
+
+
+@pytest.mark.parametrize("name, survey", _surveys())
+def test_only_launch_time_decisions_are_asked_with_human_titles(name, survey):
+    asked = [item["variable"] for item in survey["spec"]]
+    assert set(asked) <= LAUNCH_TIME, sorted(set(asked) - LAUNCH_TIME)
+    for item in survey["spec"]:
+        assert "_" not in item["question_name"] and item["question_name"][0].isupper(), item["question_name"]
+        assert "Empty - " in item["question_description"], "the help does not say what applies when empty"
+
+
+@pytest.mark.parametrize("name, survey", _surveys())
+def test_types_and_choices_come_from_the_argument_specs(name, survey):
+    options = yaml.safe_load((TOP / "roles" / CONFIG[name]["role"] / "meta" / "argument_specs.yml").read_text())
+    options = options["argument_specs"]["main"]["options"]
+    for item in survey["spec"]:
+        option = CONFIG[name]["playbook_options"].get(item["variable"]) or options[item["variable"]]
+        expected = {"bool": "multiplechoice", "int": "integer", "float": "float", "str": "text"}[option["type"]]
+        assert item["type"] == expected, item
+        if option["type"] == "bool":
+            assert item["choices"] == ["true", "false"]
+
+
+def test_the_help_text_names_the_playbooks_own_defaults():
+    """What applies when a question is left empty is what the playbooks use when nothing is given."""
     text = (TOP / "playbooks" / "enable_speculation.yml").read_text()
-    options = CONFIG["enable_speculation"]["playbook_options"]
-    assert "jetson_spec_hosts | default('%s')" % options["jetson_spec_hosts"]["default"] in text
-    assert "jetson_spec_canary_size | default(%s)" % options["jetson_spec_canary_size"]["default"] in text
-    assert "jetson_spec_batch_size | default('%s')" % options["jetson_spec_batch_size"]["default"] in text
-    assert "jetson_spec_max_fail_percentage | default(%d)" % options["jetson_spec_max_fail_percentage"]["default"] in text
     report = (TOP / "playbooks" / "tasks" / "fleet_report.yml").read_text()
-    assert "jetson_spec_report_dir | default('%s')" % options["jetson_spec_report_dir"]["default"] in report
+    survey = dict(_surveys())["enable_speculation"]
+    helps = {item["variable"]: item["question_description"] for item in survey["spec"]}
+    assert "jetson_spec_hosts | default('jetsons')" in text and "the group jetsons" in helps["jetson_spec_hosts"]
+    assert "jetson_spec_canary_size | default(1)" in text and helps["jetson_spec_canary_size"].endswith("Empty - 1.")
+    assert "jetson_spec_batch_size | default('25%')" in text and helps["jetson_spec_batch_size"].endswith("Empty - 25%.")
+    assert "jetson_spec_max_fail_percentage | default(20)" in text
+    assert helps["jetson_spec_max_fail_percentage"].endswith("Empty - 20.")
+    assert "jetson_spec_report_dir | default('reports')" in report and helps["jetson_spec_report_dir"].endswith("reports.")
 
 
-def test_no_log_becomes_password():
-    item = gen.question("secret", {"type": "str", "no_log": True, "description": "x"}, "")
-    assert item["type"] == "password"
-    assert gen.question("d", {"type": "dict"}, {}) is None
-    assert gen.question("l", {"type": "list", "choices": ["a", "b"]}, ["a"])["type"] == "multiselect"
+def test_question_types():
+    assert gen.question("secret", {"type": "str", "no_log": True}, "Secret", "Empty - none.")["type"] == "password"
+    assert gen.question("d", {"type": "dict"}, "D", "h") is None
+    assert gen.question("l", {"type": "list", "choices": ["a", "b"]}, "L", "h")["type"] == "multiselect"
+    assert "default" not in gen.question("i", {"type": "int", "default": 3}, "I", "h")
+
+
+def test_an_unknown_or_untitled_question_is_refused():
+    with pytest.raises(gen.SurveyError, match="neither an option"):
+        gen.build("x", {"role": "speculative_decoding", "ask": {"jetson_spec_nope": {"title": "T", "help": "h"}}})
+    with pytest.raises(gen.SurveyError, match="needs a title"):
+        gen.build("x", {"role": "speculative_decoding", "ask": {"jetson_spec_force_verify": {"help": "h"}}})
