@@ -42,6 +42,18 @@ options:
         V(pending); C(schema) is set by the module.
     type: dict
     required: true
+  metrics_file:
+    description:
+      - Also write the record as Prometheus metrics in node_exporter's textfile-collector format (a C(.prom) file in
+        the collector's directory, for example C(/var/lib/node_exporter/textfile_collector/jetson_vllm_speculative.prom)),
+        so a Grafana board can show the fleet and alert on drift. Gauges, each labelled C(service) -
+        C(jetson_llm_vllm_speculative_status) (1 for the recorded status, 0 for the others),
+        C(jetson_llm_vllm_speculative_throughput_change) (C(concurrency) 1 and 8),
+        C(jetson_llm_vllm_speculative_acceptance_rate), C(jetson_llm_vllm_speculative_num_speculative_tokens) and
+        C(jetson_llm_vllm_speculative_last_verification_timestamp_seconds). A value the record lacks is left out.
+      - An absolute path; the file is mode C(0644) (it holds no secret), written whole or not at all. Unset, no
+        metrics are written.
+    type: path
 '''
 
 EXAMPLES = r'''
@@ -63,13 +75,18 @@ path:
   description: The record file.
   returned: success
   type: str
+metrics_file:
+  description: The metrics file written, or null when O(metrics_file) is unset.
+  returned: success
+  type: str
 '''
 
 import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.record import MAX_RECORD_BYTES, RecordError, dumps, validate
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.record import (
+    MAX_RECORD_BYTES, RecordError, dumps, metrics, validate)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._files import parent_problem, write_atomic
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._safe import InputError, check_path
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.files import read_regular
@@ -77,34 +94,44 @@ from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.files imp
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(path=dict(type='path', required=True), record=dict(type='dict', required=True)),
+        argument_spec=dict(path=dict(type='path', required=True), record=dict(type='dict', required=True),
+                           metrics_file=dict(type='path')),
         supports_check_mode=True,
     )
-    path = module.params['path']
+    path, metrics_file = module.params['path'], module.params['metrics_file']
     try:
         check_path(path, 'path')
+        check_path(metrics_file, 'metrics_file', allow_none=True)
     except InputError as exc:
         module.fail_json(msg='%s. Nothing was changed.' % exc)
-    problem = parent_problem(path)
-    if problem:
-        module.fail_json(msg='The record cannot be written at %s: %s. Nothing was changed.' % (path, problem))
+    for where in [path] + ([metrics_file] if metrics_file else []):
+        problem = parent_problem(where)
+        if problem:
+            module.fail_json(msg='The record cannot be written at %s: %s. Nothing was changed.' % (where, problem))
+        if os.path.lexists(where) and not os.path.isfile(where):
+            module.fail_json(msg='%s exists and is not a regular file: the record is not written there. Nothing was '
+                             'changed.' % where)
     try:
         content = dumps(module.params['record'])
     except RecordError as exc:
         module.fail_json(msg='The record cannot be written: %s. Nothing was changed.' % exc)
     if len(content) > MAX_RECORD_BYTES:
         module.fail_json(msg='The record is larger than %d bytes. Nothing was changed.' % MAX_RECORD_BYTES)
-    before = read_regular('/', path, limit=MAX_RECORD_BYTES)
-    if os.path.lexists(path) and not os.path.isfile(path):
-        module.fail_json(msg='%s exists and is not a regular file (%s): the record is not written there. Nothing was '
-                         'changed.' % (path, before.error or 'not a file'))
-    old = before.text or ''
-    changed = old != content
-    result = dict(changed=changed, path=path, record=validate(module.params['record']))
+    old = read_regular('/', path, limit=MAX_RECORD_BYTES).text or ''
+    record = validate(module.params['record'])
+    writes = [(path, old, content)]
+    if metrics_file:
+        previous = read_regular('/', metrics_file, limit=MAX_RECORD_BYTES).text or ''
+        writes.append((metrics_file, previous, metrics(record, record.get('service'))))
+    changed = any(before_text != after for _where, before_text, after in writes)
+    result = dict(changed=changed, path=path, record=record, metrics_file=metrics_file)
     if module._diff:
-        result['diff'] = {'before': old, 'after': content, 'before_header': path, 'after_header': path}
+        result['diff'] = [{'before': before_text, 'after': after, 'before_header': where, 'after_header': where}
+                          for where, before_text, after in writes if before_text != after]
     if changed and not module.check_mode:
-        write_atomic(module, path, content, 0o644)
+        for where, before_text, after in writes:
+            if before_text != after:
+                write_atomic(module, where, after, 0o644)
     module.exit_json(**result)
 
 

@@ -69,6 +69,7 @@ API_KEY = "rt-key-Jq8Xw3Lp5Zc7"
 HF_TOKEN = "hf_rtTokenNeverShown4Vq9"
 UNIT = "/etc/systemd/system/vllm.service"
 FACT = "/etc/ansible/facts.d/jetson_vllm_speculative.fact"
+METRICS = "/var/lib/node_exporter/textfile_collector/jetson_vllm_speculative.prom"
 # The speculative change is a drop-in of the collection's own: a candidate under /run (the host's own tmpfs, so
 # read from inside the host), moved to /etc once kept. The unit itself is never written.
 OVERLAY = "/etc/systemd/system/vllm.service.d/zz-jetson-llm-speculative-1-kept.conf"
@@ -129,6 +130,8 @@ def host_vars(name):
         "jetson_spec_benchmark": WORKLOAD,
         # Long steps run in the background, looked at every 2 s (the default 10 s would add up to 10 s to each).
         "jetson_spec_progress_interval": 2,
+        # The outcome as Prometheus metrics for node_exporter's textfile collector (off by default).
+        "jetson_spec_metrics_file": METRICS,
     }
 
 
@@ -474,6 +477,15 @@ def test_accept_enables_speculation_tunes_k_and_records_it(fleet):
     assert any(r.startswith("Tuning step 1, num_speculative_tokens 5: ") for r in fact["reasons"]), fact["reasons"]
     assert fact["service_sha256"] == fleet.baseline_sha("thor-accept")
     assert fact["overlay"] == OVERLAY
+    # Written with the record: the outcome as Prometheus metrics (node_exporter's textfile collector), world-readable.
+    prom = fleet.read("thor-accept", METRICS).decode()
+    assert 'jetson_llm_vllm_speculative_status{service="vllm",status="enabled"} 1\n' in prom, prom
+    assert 'jetson_llm_vllm_speculative_status{service="vllm",status="reverted"} 0\n' in prom, prom
+    assert ('jetson_llm_vllm_speculative_throughput_change{service="vllm",concurrency="1"} %r\n'
+            % float(fact["deltas"]["throughput_gain_c1"])) in prom, prom
+    assert 'jetson_llm_vllm_speculative_num_speculative_tokens{service="vllm"} %d\n' % kept in prom, prom
+    assert "jetson_llm_vllm_speculative_last_verification_timestamp_seconds" in prom
+    assert fleet.hosts["thor-accept"].path(METRICS).stat().st_mode & 0o777 == 0o644
     assert healthy("thor-accept")
     # The guard was confirmed (disarmed): nothing will restore the old unit behind the operator's back.
     state = fleet.hosts["thor-accept"].nsenter(["systemctl", "is-active", "jetson-spec-guard-vllm.timer"], check=False)

@@ -16,7 +16,10 @@ never as a crash: the host is verified again.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import calendar
 import math
+import re
+import time
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._safe import InputError, dumps as json_dumps, loads
 
@@ -147,3 +150,62 @@ def dumps(record):
     except InputError as exc:
         raise RecordError('%s' % exc)
     return text + '\n'
+
+
+# --- Prometheus metrics (node_exporter's textfile collector) ------------------------------------------------------
+METRIC_PREFIX = 'jetson_llm_vllm_speculative_'
+_TIMESTAMP = re.compile(r'^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:Z|\+00:00)?Z?\Z')
+
+
+def _epoch(text):
+    """Seconds since the epoch of an ISO-8601 UTC time ('2026-12-03T09:00:00.123456Z'), or None."""
+    match = _TIMESTAMP.match(text) if isinstance(text, str) else None
+    if not match:
+        return None
+    try:
+        return calendar.timegm(time.strptime('%s-%s-%sT%s:%s:%s' % match.groups(), '%Y-%m-%dT%H:%M:%S'))
+    except ValueError:
+        return None
+
+
+def _label(value):
+    """A Prometheus label value: backslash, double quote and line feed escaped."""
+    return '%s' % value.replace('\\', '\\\\').replace('"', '\\"').replace('\n', '\\n')
+
+
+def _finite(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value) \
+        and not math.isinf(value)
+
+
+def metrics(record, service):
+    """The record as node_exporter's textfile collector reads it (text): one gauge per status (1 for this host's),
+    the throughput change at concurrency 1 and 8, the acceptance rate, K, and the time of the last verification,
+    each labelled with the service. A value the record does not have is left out (never written as NaN)."""
+    record = record or {}
+    service_label = 'service="%s"' % _label(service or '')
+    lines = []
+
+    def gauge(name, help_text, samples):
+        samples = [(labels, value) for labels, value in samples if _finite(value)]
+        if not samples:
+            return
+        lines.append('# HELP %s%s %s' % (METRIC_PREFIX, name, help_text))
+        lines.append('# TYPE %s%s gauge' % (METRIC_PREFIX, name))
+        for labels, value in samples:
+            lines.append('%s%s{%s} %s' % (METRIC_PREFIX, name, ','.join([service_label] + labels), repr(float(value))
+                                          if isinstance(value, float) else value))
+
+    status = record.get('status')
+    gauge('status', 'The recorded outcome: 1 for the host\'s status, 0 for the others.',
+          [(['status="%s"' % name], 1 if name == status else 0) for name in STATUSES])
+    deltas = record.get('deltas') if isinstance(record.get('deltas'), dict) else {}
+    gauge('throughput_change', 'Throughput change of the verified configuration against its baseline (0.3 = +30 %).',
+          [(['concurrency="1"'], deltas.get('throughput_gain_c1')), (['concurrency="8"'], deltas.get('throughput_change_c8'))])
+    gauge('acceptance_rate', 'Draft tokens accepted per draft token proposed, at concurrency 1.',
+          [([], deltas.get('acceptance_rate'))])
+    gauge('num_speculative_tokens', 'K, the draft tokens proposed per step, of the recorded configuration.',
+          [([], record.get('num_speculative_tokens'))])
+    gauge('last_verification_timestamp_seconds', 'When the recorded outcome was decided (seconds since the epoch).',
+          [([], _epoch(record.get('finished')))])
+    return '\n'.join(lines) + '\n'

@@ -104,3 +104,50 @@ def test_a_number_that_is_not_one_is_a_clear_error(field, words):
     with pytest.raises(R.RecordError) as caught:
         R.dumps(dict({"status": "enabled", "reasons": []}, **field))
     assert words in str(caught.value)
+
+
+# --- the record as Prometheus metrics (node_exporter's textfile collector) ---------------------------------------
+ENABLED = {"status": "enabled", "service": "vllm", "num_speculative_tokens": 3, "finished": "2026-12-03T09:00:00.123456Z",
+           "deltas": {"throughput_gain_c1": 0.3636, "throughput_change_c8": -0.0159, "acceptance_rate": 0.72}}
+
+
+def _samples(text):
+    """{(name, labels): value} of a textfile-collector text, checking its shape line by line."""
+    import re  # pylint: disable=import-outside-toplevel
+    samples, typed = {}, set()
+    for line in text.splitlines():
+        if line.startswith("# TYPE "):
+            name, kind = line.split()[2:4]
+            assert kind == "gauge" and name.startswith("jetson_llm_vllm_speculative_")
+            typed.add(name)
+            continue
+        if line.startswith("# HELP ") or not line:
+            continue
+        match = re.match(r'^([a-z_]+)\{((?:[a-z_]+="(?:[^"\\]|\\.)*",?)+)\} (-?[0-9.e+-]+)$', line)
+        assert match, "not a textfile-collector sample: %r" % line
+        assert match.group(1) in typed, "a sample before its TYPE line"
+        samples[(match.group(1), match.group(2))] = float(match.group(3))
+    assert text.endswith("\n")
+    return samples
+
+
+def test_metrics_of_a_kept_change():
+    samples = _samples(R.metrics(ENABLED, "vllm"))
+    prefix = "jetson_llm_vllm_speculative_"
+    assert samples[(prefix + "status", 'service="vllm",status="enabled"')] == 1
+    assert samples[(prefix + "status", 'service="vllm",status="reverted"')] == 0
+    assert sum(v for (name, _labels), v in samples.items() if name == prefix + "status") == 1
+    assert samples[(prefix + "throughput_change", 'service="vllm",concurrency="1"')] == 0.3636
+    assert samples[(prefix + "throughput_change", 'service="vllm",concurrency="8"')] == -0.0159
+    assert samples[(prefix + "acceptance_rate", 'service="vllm"')] == 0.72
+    assert samples[(prefix + "num_speculative_tokens", 'service="vllm"')] == 3
+    assert samples[(prefix + "last_verification_timestamp_seconds", 'service="vllm"')] == 1796288400
+
+
+def test_metrics_leave_out_what_the_record_lacks_and_never_write_nan():
+    text = R.metrics({"status": "refused", "deltas": {"throughput_gain_c1": float("nan"), "acceptance_rate": None},
+                      "finished": "yesterday"}, 'odd"name\nx')
+    assert "nan" not in text.lower() and "inf" not in text.lower()
+    samples = _samples(text)
+    assert {name for name, _labels in samples} == {"jetson_llm_vllm_speculative_status"}
+    assert ("jetson_llm_vllm_speculative_status", 'service="odd\\"name\\nx",status="refused"') in samples
