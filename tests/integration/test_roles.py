@@ -493,6 +493,23 @@ def test_accept_enables_speculation_tunes_k_and_records_it(fleet):
     assert "ENABLED" in out
 
 
+def test_the_troubleshooting_guide_commands_work_on_a_host_with_a_kept_change(fleet):
+    """docs/troubleshooting.md's commands marked for a systemd host, run as written on thor-accept (a kept change)."""
+    text = (TOP / "docs" / "troubleshooting.md").read_text()
+    blocks = re.findall(r"<!-- systemd host -->\n```sh\n(.*?)```", text, re.S)
+    commands = [line.split("  #")[0].strip() for block in blocks for line in block.splitlines() if line.strip()]
+    assert len(commands) >= 4, commands
+    for command in commands:
+        proc = fleet.hosts["thor-accept"].nsenter(["sh", "-c", command], check=False)
+        assert proc.returncode == 0 and proc.stdout.strip(), (command, proc.stdout[-500:], proc.stderr[-500:])
+    # what the guide says they show: the record's status, the kept overlay last in the unit, and its header
+    record = fleet.hosts["thor-accept"].nsenter(["sh", "-c", commands[0]]).stdout
+    assert '"status": "enabled"' in record
+    shown = fleet.hosts["thor-accept"].nsenter(["systemctl", "cat", "vllm.service"]).stdout
+    assert shown.rstrip().split("\n# /")[-1].startswith("etc/systemd/system/vllm.service.d/zz-jetson-llm-speculative-1-kept.conf")
+    assert "Until then this file resets ExecStart=" in shown
+
+
 def test_idempotent_second_run_restarts_nothing_and_sends_no_request(fleet):
     fleet.assert_second_run_changes_nothing("thor-accept", ACCEPT_VARS)
 

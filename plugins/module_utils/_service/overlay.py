@@ -161,6 +161,8 @@ def render(unit, parsed, speculative_config, gpu_memory_utilization, hostname=No
         '# Under %s it is a candidate (a reboot drops it); under %s it is kept.' % (CANDIDATE_DIR, COMMITTED_DIR),
         '# Remove this file, run systemctl daemon-reload and restart %s to go back to the baseline;' % unit,
         '# after an edit of the unit, the next run of the role re-verifies on the new baseline.',
+        '# Until then this file resets ExecStart=: an edit of the unit or another drop-in does not run; remove',
+        '# this file (and daemon-reload, restart) to run it at once (docs/troubleshooting.md).',
         '[Service]',
         'ExecStart=',
         'ExecStart=' + line,
