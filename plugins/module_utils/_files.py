@@ -81,9 +81,9 @@ def parent_problem(path):
             if os.path.isdir(directory):
                 return None
             try:
-                kind = file_kind(os.lstat(directory).st_mode) if not os.path.islink(directory) else 'a broken link'
+                kind = file_kind(os.stat(directory).st_mode)
             except OSError:
-                kind = 'not a directory'
+                kind = 'a broken link' if os.path.islink(directory) else 'not a directory'
             return 'its parent %s is %s, not a directory' % (directory, 'a regular file' if kind == 'not a file' else kind)
         directory = os.path.dirname(directory)
     return None

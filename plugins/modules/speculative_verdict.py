@@ -275,7 +275,8 @@ RETURN = r'''
 verdict:
   description:
     - V(accept), V(marginal) or V(reject).
-    - V(undetermined) only with O(decide_undetermined=undetermined), when the intervals leave the verdict open.
+    - V(undetermined) with O(decide_undetermined=undetermined), when the intervals leave the verdict open, and when a
+      keep was measured while other clients used the server (RV(live_traffic)): not kept either way.
   returned: always
   type: str
   sample: accept

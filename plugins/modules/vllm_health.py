@@ -58,8 +58,8 @@ options:
     description:
       - Seconds to wait at most (a Jetson cold start, download and compile, can pass 10 minutes).
       - It bounds every look at the server too, whatever O(request_timeout) and O(request_deadline) say (a server
-        that trickles its answer is cut off at the deadline); on failure, reading the service's log may add up to
-        30 s.
+        that trickles its answer is cut off at the deadline). Asking the service manager (C(systemctl),
+        C(docker)) is bounded separately, 35 s a command at most, and so is reading the log on failure.
     type: int
     default: 1200
   interval:
@@ -228,7 +228,8 @@ class _Manager(object):
             return systemd_state(props) if props is not None else None
         cid = self._container()
         if cid is None:
-            return {'status': 'not-found', 'restarts': None, 'main_pid': None, 'detail': 'no container'}
+            return {'status': 'not-found', 'restarts': None, 'main_pid': None, 'detail': 'no container',
+                    'exit_code': None, 'exit_status': None, 'oom_killed': None}
         rc, out, _err = self.runner.run(end_of_options([self.runner.which('docker'), 'inspect', '--type', 'container'],
                                                        [cid]))
         container = parse_docker_inspect(out) if rc == 0 else None

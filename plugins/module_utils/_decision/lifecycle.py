@@ -105,9 +105,9 @@ def decide(observed):
                                      'service is restored and the host decided again.' % why])
     if spec and not lkg:
         return _answer(2, reasons + [
-            '%s runs with --speculative-config that this collection did not put there (it is in the service itself, '
-            'not only in its overlay; %s), so its non-speculative baseline is '
-            'unknown: left as it is. Deploy the baseline '
+            '%s speculates without this collection\'s overlay (--speculative-config in the service itself, or a '
+            'speculators checkpoint as its model; %s), so its non-speculative baseline is unknown: left as it is. '
+            'Deploy the baseline '
             '(jetson_llm.vllm.serve or your own unit without --speculative-config), then run again.'
             % (name, 'a record exists' if record else 'and no record')])
     if observed.get('state') == 'disabled':

@@ -1072,7 +1072,7 @@ class Verdict(object):
         self.reasons.append('Not kept: other clients used the server during the benchmark (%s: tokens in its counters '
                             'that the benchmark did not send), so the measurement is not this change\'s alone; on the '
                             'measurement alone the verdict would be %s. Take the host out of its load balancer (or run '
-                            'when it is idle) and verify again.'
+                            'when it is idle): the next run verifies it again.'
                             % (', '.join(self.live_traffic), self.verdict_without_live_traffic))
 
     def explain_outcome(self):
@@ -1153,7 +1153,8 @@ class Verdict(object):
             'warnings': self.warnings,
             'deltas': deltas,
             'measurements': self.measurements,
-            'recommendation': _recommend(self.verdict, keep, self.acceptance, opts),
+            'recommendation': (_LIVE_TRAFFIC_ADVICE if self.verdict_without_live_traffic
+                               else _recommend(self.verdict, keep, self.acceptance, opts)),
             'criteria': self.criteria,
             'determined': self.determined,
             'undetermined': self.open_names,
@@ -1231,6 +1232,12 @@ def _acceptance(run):
         raise SpeculativeInputError('candidate spec_decode.acceptance_rate at concurrency 1 must be between 0 and 1 or '
                                     'null, got %r.' % (value,))
     return float(value)
+
+
+_LIVE_TRAFFIC_ADVICE = {
+    'action': 'verify_again_without_traffic',
+    'message': 'Other clients used the server during the benchmark: take the host out of its load balancer (or run '
+               'when it is idle) and verify again; speculation is not kept meanwhile.'}
 
 
 def _recommend(result, keep, acceptance, opts):

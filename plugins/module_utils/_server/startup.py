@@ -90,6 +90,10 @@ LOG_PATTERNS = (
 )
 
 _ANSI = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')
+#: systemd's own lines for a start of the unit ("Starting vllm.service - ...", "Started vllm.service - ...").
+_START = re.compile(r'\bStart(ing|ed) \S+\.service\b')
+#: Needles that say how a main process ended: read after the unit's last start only.
+EXIT_NEEDLES = ('code=killed, status=9/KILL', 'code=exited, status=137/n/a')
 MAX_EVIDENCE = 400
 
 
@@ -100,9 +104,13 @@ def classify_log(text):
     "1 validation error for SpeculativeConfig" before the sentence that says why).
     """
     lines = [_ANSI.sub('', line).strip() for line in (text or '').splitlines()]
+    # How the main process ended is about the last start only: the previous process's stop (a docker stop that ended
+    # in SIGKILL, exit 137) is in the same journal, before systemd's "Starting"/"Started" line of this start.
+    starts = [index for index, line in enumerate(lines) if _START.search(line)]
+    since_start = lines[starts[-1]:] if starts else lines
     for kind, needles in LOG_PATTERNS:
         for needle in needles:
-            for line in lines:
+            for line in (since_start if needle in EXIT_NEEDLES else lines):
                 if needle in line:
                     return kind, line[:MAX_EVIDENCE]
     return None, None
@@ -125,7 +133,8 @@ def _int(value):
         return None
 
 
-_EXIT_CODES = {'1': 'exited', '2': 'killed', '3': 'dumped'}
+# ExecMainCode: the CLD_* code as systemctl show prints it (a number; a name on some versions); 0 - nothing ran yet.
+_EXIT_CODES = {'1': 'exited', '2': 'killed', '3': 'dumped', 'exited': 'exited', 'killed': 'killed', 'dumped': 'dumped'}
 
 
 def systemd_state(props):
@@ -148,7 +157,7 @@ def systemd_state(props):
             'detail': '%s (%s)' % (active, sub) if sub else active,
             # How the last main process ended: ExecMainCode 1 exited, 2 killed, 3 dumped (CLD_* codes; systemd's
             # `show` prints the number), ExecMainStatus the exit status or the signal.
-            'exit_code': _EXIT_CODES.get(props.get('ExecMainCode') or '', props.get('ExecMainCode') or None),
+            'exit_code': _EXIT_CODES.get(props.get('ExecMainCode') or ''),
             'exit_status': _int(props.get('ExecMainStatus')), 'oom_killed': None}
 
 

@@ -264,7 +264,7 @@ def test_a_keep_measured_during_live_traffic_is_held_undetermined(where, concurr
                                       'verdict_without_it': 'accept'}
     assert any(r.startswith('Not kept: other clients used the server during the benchmark (%s at concurrency %s'
                             % (where, concurrency)) for r in result['reasons']), result['reasons']
-    assert result['recommendation']['action'] == 'measure_more'
+    assert result['recommendation']['action'] == 'verify_again_without_traffic'
 
 
 def test_a_marginal_keep_is_held_too_and_a_revert_stands():

@@ -271,3 +271,15 @@ def test_docker_oom_killed_is_oom_and_config_rejected_still_wins():
 def test_texts_of_newer_vllm_releases_are_config_rejected(line):
     kind, evidence = st.classify_log("INFO starting\n" + line + "\nEngine core initialization failed\n")
     assert kind == "config_rejected" and evidence == line[:st.MAX_EVIDENCE]
+
+
+def test_the_previous_process_s_kill_at_its_stop_is_not_this_start_s_oom():
+    """docker stop that ended in SIGKILL (exit 137) belongs to the process that was stopped, not to the new start."""
+    log = ("Dec 06 10:00:00 orin systemd[1]: Stopping vllm.service - vLLM...\n"
+           "Dec 06 10:00:10 orin systemd[1]: vllm.service: Main process exited, code=exited, status=137/n/a\n"
+           "Dec 06 10:00:10 orin systemd[1]: Starting vllm.service - vLLM...\n"
+           "Dec 06 10:00:10 orin systemd[1]: Started vllm.service - vLLM.\n"
+           "Dec 06 10:00:40 orin docker[9]: ValueError: something else went wrong\n")
+    assert st.classify_log(log) == (None, None)
+    again = log + "Dec 06 10:00:41 orin systemd[1]: vllm.service: Main process exited, code=exited, status=137/n/a\n"
+    assert st.classify_log(again)[0] == "oom"
