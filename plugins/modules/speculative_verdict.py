@@ -276,7 +276,7 @@ verdict:
   description:
     - V(accept), V(marginal) or V(reject).
     - V(undetermined) with O(decide_undetermined=undetermined), when the intervals leave the verdict open, and when a
-      keep was measured while other clients used the server (RV(live_traffic)): not kept either way.
+      keep was measured while other clients used the server (RV(live_traffic)); not kept either way.
   returned: always
   type: str
   sample: accept

@@ -526,7 +526,7 @@ def test_execution_environment_build_context(tmp_path):
                               str(collections), str(tarball)], env=env, text=True, capture_output=True, timeout=300,
                              check=False)
     assert install.returncode == 0, install.stderr
-    found = subprocess.run([str(builder), "introspect", "--sanitize", str(collections)], env=env, text=True,
+    found = subprocess.run([str(tools / "ansible-builder"), "introspect", "--sanitize", str(collections)], env=env, text=True,
                            capture_output=True, timeout=120, check=False)
     assert found.returncode == 0, found.stderr
     assert "openssh-client [platform:dpkg]  # from collection jetson_llm.vllm" in found.stdout
