@@ -32,7 +32,8 @@ MAX_BYTES = 4 * 1048576
 NAME_ALLOWED = ('letters, digits and :_.@-\\ (1 to 250 characters), starting with a letter, a digit or one of '
                 ':_@\\ (not "-" or ".")')
 _NAME = re.compile(r'^[A-Za-z0-9:_@\\][A-Za-z0-9:_.@\\-]{0,249}\Z')
-_CHAR_NAMES = {'\n': 'a line feed', '\r': 'a carriage return', '\t': 'a tab', '\x00': 'a NUL byte'}
+#: How a message names a control character (also the endpoint options' checks).
+CHAR_NAMES = {'\n': 'a line feed', '\r': 'a carriage return', '\t': 'a tab', '\x00': 'a NUL byte'}
 ECHO_LIMIT = 120
 
 
@@ -58,7 +59,7 @@ def show(value, limit=ECHO_LIMIT):
 def _control(value):
     for char in value:
         if ord(char) < 32 or ord(char) == 127:
-            return _CHAR_NAMES.get(char, 'the control character %r' % char)
+            return CHAR_NAMES.get(char, 'the control character %r' % char)
     return None
 
 

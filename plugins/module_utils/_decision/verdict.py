@@ -782,10 +782,13 @@ class Verdict(object):
                                         % sorted(self.base_runs))
 
     def warn_about_runs(self):
-        """Warnings on what the runs say about themselves: polluted metrics, a different model, device or mode."""
+        """Warnings on what the runs say about themselves: polluted metrics (kept in ``live_traffic`` for
+        hold_a_keep_on_live_traffic), a different model, device or mode."""
+        self.live_traffic = []
         for label, runs in (('baseline', self.base_runs), ('candidate', self.cand_runs)):
             for conc, run in sorted(runs.items()):
                 if run.get('metrics_polluted') is True:
+                    self.live_traffic.append('%s at concurrency %s' % (label, conc))
                     self.warnings.append('The %s run at concurrency %s has polluted metrics (other traffic on the '
                                          'server): treat the numbers with care.' % (label, conc))
         for key in ('model', 'variant', 'l4t', 'power_mode'):
@@ -1061,9 +1064,6 @@ class Verdict(object):
         """Other clients used the server during a run (``metrics_polluted``: tokens in its counters that the benchmark
         did not send): the measurement is not the change's alone, so a keep is never made on it; the verdict is
         ``undetermined`` (not kept), with what it would have been. A revert stands (keeping the baseline is safe)."""
-        self.live_traffic = ['%s at concurrency %s' % (label, conc)
-                             for label, runs in (('baseline', self.base_runs), ('candidate', self.cand_runs))
-                             for conc, run in sorted(runs.items()) if run.get('metrics_polluted') is True]
         self.verdict_without_live_traffic = None
         if not self.live_traffic or not keep_of(self.verdict, self.opts['keep_marginal']):
             return

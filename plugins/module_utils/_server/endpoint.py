@@ -19,6 +19,7 @@ import re
 from urllib.parse import urlsplit
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._errors import OptionError  # noqa: F401 pylint: disable=unused-import
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._safe import CHAR_NAMES
 
 SECRET_MASK = '********'
 DEFAULT_ENDPOINT = 'http://127.0.0.1:8000'
@@ -178,9 +179,6 @@ def url_password(value):
     return password if sep and password else None
 
 
-_CHAR_NAMES = {'\n': 'a line feed', '\r': 'a carriage return', '\t': 'a tab', '\x00': 'a NUL byte'}
-
-
 def check_api_key(value):
     """None or the key, checked to be sendable in ``Authorization: Bearer <key>``.
 
@@ -194,7 +192,7 @@ def check_api_key(value):
         raise OptionError('api_key is %d characters long; at most %d are accepted' % (len(value), API_KEY_MAX_CHARS))
     for index, char in enumerate(value):
         if not 0x20 <= ord(char) <= 0x7e:
-            what = _CHAR_NAMES.get(char) or ('a control character' if ord(char) < 0x20 or ord(char) == 0x7f
+            what = CHAR_NAMES.get(char) or ('a control character' if ord(char) < 0x20 or ord(char) == 0x7f
                                              else 'a non-ASCII character')
             hint = ''
             if char in '\r\n':
