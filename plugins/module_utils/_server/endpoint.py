@@ -193,7 +193,7 @@ def check_api_key(value):
     for index, char in enumerate(value):
         if not 0x20 <= ord(char) <= 0x7e:
             what = CHAR_NAMES.get(char) or ('a control character' if ord(char) < 0x20 or ord(char) == 0x7f
-                                             else 'a non-ASCII character')
+                                            else 'a non-ASCII character')
             hint = ''
             if char in '\r\n':
                 hint = (' (a YAML "|" block adds a trailing newline: use "{{ key | trim }}", a ">-" block or a quoted '
