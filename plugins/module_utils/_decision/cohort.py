@@ -152,6 +152,8 @@ def label(parts):
     parts = parts or {}
     device, software = parts.get('device') or {}, parts.get('software') or {}
     service, planned = parts.get('service') or {}, parts.get('planned') or {}
+    # the plan's speculative configuration, or the planned part itself when it is one
+    planned = planned.get('speculative_config') if isinstance(planned.get('speculative_config'), dict) else planned
     model = service.get('model')
     words = [device.get('variant') or '?', device.get('power_mode'),
              'L4T %s' % software['l4t'] if software.get('l4t') else None,

@@ -10,6 +10,7 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.jetson_llm.vllm.plugins.filter import cohort_rollout as CR
 from ansible_collections.jetson_llm.vllm.plugins.filter.cohort import FilterModule
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import cohort as C
 
@@ -48,3 +49,39 @@ def test_bad_input_is_a_filter_error_that_names_it(args, words):
     with pytest.raises(AnsibleFilterError) as err:
         cohort(*args)
     assert words in str(err.value)
+
+
+# --- the rollout filters (cohort_rollout.py): translation only, the decisions are tested in test_rollout.py -----
+
+
+def test_canaries_from_hostvars_and_saved_text_with_awx_verdicts_over_them():
+    hostvars = {
+        'b': {'_jetson_spec_cohort': {'key': 'k1'}, '_jetson_spec_action': 'verify'},
+        'a': {'_jetson_spec_cohort': {'key': 'k1'}, '_jetson_spec_action': 'verify', 'jetson_spec_canary': 'no'},
+        'c': {'_jetson_spec_cohort': {'key': 'k2'}, '_jetson_spec_action': 'verify', 'jetson_spec_canary': 'true'},
+        'd': {'_jetson_spec_cohort': {'key': 'k2'}, '_jetson_spec_action': 'verify'},
+        'e': {'_jetson_spec_action': 'in_sync'},
+    }
+    saved = '{"k1": {"key": "k1", "status": "enabled", "canary": "x", "measured_at": "2026-12-06T17:00:00Z"}}'
+    out = CR.cohort_canaries(['a', 'b', 'c', 'd', 'e'], saved, '2026-12-06T18:00:00Z', 7200, hostvars=hostvars)
+    assert out['canaries'] == ['c'] and list(out['verdicts']) == ['k1']
+    # an AWX artifact's verdict replaces the saved one of the same key (here: too old, so k1 needs a canary again)
+    old = {'k1': {'key': 'k1', 'status': 'enabled', 'canary': 'x', 'measured_at': '2026-12-01T00:00:00Z'}}
+    out = CR.cohort_canaries(['a', 'b', 'c', 'd'], saved, '2026-12-06T18:00:00Z', 7200, hostvars=hostvars, extra=old)
+    assert out['canaries'] == ['a', 'c'] and out['verdicts'] == {}
+
+
+@pytest.mark.parametrize('saved, words', [('{"k1": ', 'the saved cohort verdicts'), ('[1, 2]', 'dictionary'),
+                                          ('{"k": NaN}', 'the saved cohort verdicts')])
+def test_a_damaged_saved_file_is_named_with_the_fix(saved, words):
+    with pytest.raises(AnsibleFilterError, match=words):
+        CR.cohort_canaries([], saved, '2026-12-06T18:00:00Z', 60, hostvars={})
+
+
+def test_a_bad_time_or_age_names_the_value():
+    with pytest.raises(AnsibleFilterError, match="now is 'soon'"):
+        CR.cohort_gate('k1', {}, 'soon', 60)
+    with pytest.raises(AnsibleFilterError, match='jetson_spec_baseline_max_age'):
+        CR.cohort_gate('k1', {}, '2026-12-06T18:00:00Z', float('nan'))
+    with pytest.raises(AnsibleFilterError, match='jetson_spec_cohort_spread'):
+        CR.cohort_confirm({'runs': []}, {'evidence': {}}, 'wide')

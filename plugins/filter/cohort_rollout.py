@@ -1,0 +1,107 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, jetson_llm.vllm maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+"""The cohort rollout's filters (cohort_canaries, cohort_gate, cohort_verdict, cohort_confirm): see their .yml docs.
+
+They only translate between Ansible's values and module_utils/_decision/rollout.py, where the decisions are.
+"""
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import rollout as _rollout
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._safe import InputError, loads
+
+
+def _time(name, value):
+    parsed = _rollout.parse_time(value)
+    if parsed is None:
+        raise AnsibleFilterError('%s is %r; allowed: an ISO 8601 time such as 2026-12-06T18:00:00Z' % (name, value))
+    return parsed
+
+
+def _max_age(value):
+    try:
+        return int(_rollout.number(value, 'jetson_spec_baseline_max_age', 0, 9999999999))
+    except _rollout.RolloutError as exc:
+        raise AnsibleFilterError('%s' % exc)
+
+
+def _get(host_vars, key):
+    try:
+        return host_vars[key] if key in host_vars else None
+    # An undefined or broken variable of one host must not hide the others.
+    except Exception:  # pylint: disable=broad-except
+        return None
+
+
+def _verdicts(value):
+    if value is None or value == '':
+        return {}
+    if isinstance(value, str):
+        try:
+            value = loads(value, 'the saved cohort verdicts')
+        except InputError as exc:
+            raise AnsibleFilterError('%s; remove the file or fix it' % exc)
+    if not isinstance(value, dict):
+        raise AnsibleFilterError('jetson_spec_cohort_verdicts must be a dictionary of cohort key to verdict, not %s'
+                                 % type(value).__name__)
+    return value
+
+
+def _from_hostvars(names, hostvars):
+    """{name: {cohort, action, prefer}} from the hosts' variables (the role's _jetson_spec_cohort, _jetson_spec_action,
+    the operator's jetson_spec_canary)."""
+    hosts = {}
+    for name in names:
+        host_vars = hostvars[name] if name in hostvars else {}
+        cohort = _get(host_vars, '_jetson_spec_cohort')
+        prefer = _get(host_vars, 'jetson_spec_canary')
+        hosts[name] = {'cohort': cohort.get('key') if isinstance(cohort, dict) else None,
+                       'action': _get(host_vars, '_jetson_spec_action'),
+                       'prefer': prefer is True or str(prefer).lower() in ('true', 'yes', '1')}
+    return hosts
+
+
+def cohort_canaries(hosts, verdicts, now, max_age, run_started=None, hostvars=None, extra=None):
+    """{canaries, by_cohort, verdicts}: the hosts that verify their cohort in full (rollout.pick_canaries), and the
+    verdicts that gate the others (``verdicts`` updated with ``extra``, the usable ones)."""
+    if hostvars is not None:
+        if isinstance(hosts, (str, dict)) or not hasattr(hosts, '__iter__'):
+            raise AnsibleFilterError('cohort_canaries with hostvars= takes a list of host names, not %s'
+                                     % type(hosts).__name__)
+        hosts = _from_hostvars(list(hosts), hostvars)
+    try:
+        merged = dict(_verdicts(verdicts))
+        merged.update(_verdicts(extra))
+        return _rollout.pick_canaries(hosts, merged, _time('now', now), _max_age(max_age), run_started)
+    except _rollout.RolloutError as exc:
+        raise AnsibleFilterError('cohort_canaries: %s' % exc)
+
+
+def cohort_gate(key, verdicts, now, max_age, run_started=None, verify_each_host=False, host=None):
+    """{action, reason, verdict} of a host whose own decision is to verify (rollout.gate)."""
+    return _rollout.gate(key, _verdicts(verdicts), _time('now', now), _max_age(max_age), run_started=run_started,
+                         verify_each_host=bool(verify_each_host), host=host)
+
+
+def cohort_verdict(summary, cohort, canary, baseline=None, candidate=None):
+    """The cohort verdict a canary's outcome gives, or None (rollout.cohort_verdict)."""
+    return _rollout.cohort_verdict(cohort, canary, summary, baseline, candidate)
+
+
+def cohort_confirm(benchmark, verdict, spread=_rollout.DEFAULT_SPREAD):
+    """{confirmed, conclusive, reasons, figures} of a confirmation run (rollout.confirm)."""
+    try:
+        return _rollout.confirm(verdict, benchmark, spread)
+    except _rollout.RolloutError as exc:
+        raise AnsibleFilterError('cohort_confirm: %s' % exc)
+
+
+class FilterModule(object):
+    def filters(self):
+        return {'cohort_canaries': cohort_canaries, 'cohort_gate': cohort_gate, 'cohort_verdict': cohort_verdict,
+                'cohort_confirm': cohort_confirm}

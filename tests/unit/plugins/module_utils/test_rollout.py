@@ -1,0 +1,217 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, jetson_llm.vllm maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The cohort rollout's decisions (_decision/rollout.py): canaries, the gate, cohort verdicts, the confirmation.
+
+The confirmation's error rates are checked by Monte Carlo on synthetic request streams (a SIMULATOR of benchmark
+samples, as decision_sim is for the verdict): per-request TPOT varies by REQUEST_CV (the CPU test bed's 9 %), each
+twin runs at its own speed exp(N(0, spread)) times the canary's, and the real ``confirm()`` decides.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import datetime
+import math
+import random
+
+import pytest
+
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import rollout as R
+
+NOW = datetime.datetime(2026, 12, 6, 18, 0, tzinfo=datetime.timezone.utc)
+REQUEST_CV = 0.09
+TRIALS = 4000
+
+
+def iso(delta_s=0):
+    return (NOW + datetime.timedelta(seconds=delta_s)).isoformat().replace('+00:00', 'Z')
+
+
+def verdict(status='enabled', key='abc123def456', canary='h01', measured_s=-60, **extra):
+    value = {'key': key, 'status': status, 'canary': canary, 'measured_at': iso(measured_s),
+             'speculative_config': {'method': 'eagle3', 'num_speculative_tokens': 3}}
+    value.update(extra)
+    return value
+
+
+# --- the gate --------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize('status, action', [('enabled', 'confirm'), ('reverted', 'follow'), ('refused', 'follow'),
+                                            ('undetermined', 'follow'), ('failed', 'stop'), ('unreachable', 'stop')])
+def test_each_canary_status_gates_its_cohort(status, action):
+    out = R.gate('abc123def456', {'abc123def456': verdict(status)}, NOW, 3600, host='h02')
+    assert out['action'] == action
+    assert 'h01' in out['reason'] and 'abc123def456' in out['reason']
+    assert out['verdict']['status'] == status
+
+
+def test_no_verdict_another_key_or_per_host_verification_verify_in_full():
+    assert R.gate('abc123def456', {}, NOW, 3600)['action'] == 'verify'
+    assert R.gate(None, {'x': verdict()}, NOW, 3600)['action'] == 'verify'
+    other = R.gate('abc123def456', {'abc123def456': verdict(key='000000000000')}, NOW, 3600)
+    assert other['action'] == 'verify' and "'000000000000'" in other['reason']
+    forced = R.gate('abc123def456', {'abc123def456': verdict()}, NOW, 3600, verify_each_host=True)
+    assert forced['action'] == 'verify' and 'jetson_spec_verify_each_host' in forced['reason']
+    own = R.gate('abc123def456', {'abc123def456': verdict()}, NOW, 3600, host='h01')
+    assert own['action'] == 'verify' and 'canary' in own['reason']
+
+
+def test_a_verdict_expires_on_the_baseline_age_rule_unless_measured_in_this_run():
+    old = {'abc123def456': verdict(measured_s=-7200)}
+    expired = R.gate('abc123def456', old, NOW, 3600)
+    assert expired['action'] == 'verify' and '7200 s old' in expired['reason']
+    # measured after this run started: gates whatever max_age says (0: always measure the baseline again)
+    fresh = R.gate('abc123def456', {'abc123def456': verdict(measured_s=-10)}, NOW, 0, run_started=iso(-600))
+    assert fresh['action'] == 'confirm'
+    assert R.gate('abc123def456', {'abc123def456': verdict(measured_s=-10)}, NOW, 0)['action'] == 'verify'
+
+
+@pytest.mark.parametrize('bad, words', [
+    ({'status': 'kept'}, "status 'kept'"),
+    ({'measured_at': 'yesterday'}, 'no measurement time'),
+    ({'measured_at': iso(86400)}, 'in the future'),
+])
+def test_a_damaged_verdict_never_gates(bad, words):
+    value = verdict()
+    value.update(bad)
+    out = R.gate('abc123def456', {'abc123def456': value}, NOW, 3600)
+    assert out['action'] == 'verify' and words in out['reason']
+    assert R.gate('abc123def456', {'abc123def456': 'enabled'}, NOW, 3600)['action'] == 'verify'
+
+
+# --- the canaries ----------------------------------------------------------------------------------------------
+def test_one_canary_per_cohort_without_a_usable_verdict_first_by_name_or_the_operators_choice():
+    hosts = {
+        'b2': {'cohort': 'aaaaaaaaaaaa', 'action': 'verify'},
+        'a1': {'cohort': 'aaaaaaaaaaaa', 'action': 'verify'},
+        'c3': {'cohort': 'bbbbbbbbbbbb', 'action': 'verify'},
+        'd4': {'cohort': 'bbbbbbbbbbbb', 'action': 'verify', 'prefer': True},
+        'e5': {'cohort': 'cccccccccccc', 'action': 'in_sync'},     # measures nothing
+        'f6': {'cohort': 'dddddddddddd', 'action': 'verify'},      # its cohort has a usable verdict
+        'g7': {'cohort': None, 'action': 'verify'},                # no cohort: its own canary
+        'a0': {'cohort': 'aaaaaaaaaaaa', 'action': 'refuse'},
+    }
+    out = R.pick_canaries(hosts, {'dddddddddddd': verdict(key='dddddddddddd')}, NOW, 3600)
+    assert out['by_cohort'] == {'aaaaaaaaaaaa': 'a1', 'bbbbbbbbbbbb': 'd4'}
+    assert out['canaries'] == ['a1', 'd4', 'g7'] and list(out['verdicts']) == ['dddddddddddd']
+    # the same choice whatever the order the hosts come in
+    assert R.pick_canaries(dict(reversed(list(hosts.items()))), {'dddddddddddd': verdict(key='dddddddddddd')},
+                           NOW, 3600) == out
+    with pytest.raises(R.RolloutError, match='must be a dictionary'):
+        R.pick_canaries(['a1'], {}, NOW, 3600)
+
+
+# --- cohort verdicts -------------------------------------------------------------------------------------------
+COHORT = {'key': 'abc123def456', 'group': 'cohort_abc123def456', 'label': 'thor'}
+
+
+def run(tpots, concurrency=1, acceptance=None):
+    out = {'concurrency': concurrency, 'samples': {'tpot_ms': list(tpots)}, 'tpot_ms_p50': sorted(tpots)[len(tpots) // 2],
+           'throughput_tok_s': 1000.0 / sorted(tpots)[len(tpots) // 2]}
+    if acceptance is not None:
+        out['spec_decode'] = {'acceptance_rate': acceptance}
+    return out
+
+
+def test_a_kept_canary_gives_its_config_and_evidence_a_held_or_undetermined_one_gates_like_a_revert():
+    summary = {'status': 'enabled', 'fingerprint': 'f' * 64, 'finished': iso(), 'verdict': 'keep',
+               'speculative_config': {'method': 'eagle3', 'num_speculative_tokens': 4},
+               'candidate_gpu_memory_utilization': 0.65, 'reasons': ['kept']}
+    base = {'runs': [run([30.0] * 10 + [31.0] * 10), run([50.0] * 8, 8)]}
+    cand = {'runs': [run([20.0] * 20, acceptance=0.7)]}
+    out = R.cohort_verdict(COHORT, 'h01', summary, base, cand)
+    assert out['status'] == 'enabled' and out['canary'] == 'h01' and out['key'] == COHORT['key']
+    assert out['speculative_config']['num_speculative_tokens'] == 4 and out['gpu_memory_utilization'] == 0.65
+    assert out['evidence']['baseline_tpot_ms'] == pytest.approx(30.5, rel=1e-3)
+    assert out['evidence']['candidate_tpot_ms'] == pytest.approx(20.0) and out['evidence']['acceptance_rate'] == 0.7
+    assert out['measured_at'] == iso()
+    held = dict(summary, fingerprint=None)
+    assert R.cohort_verdict(COHORT, 'h01', held)['status'] == 'undetermined'
+    undetermined = dict(summary, status='reverted', verdict='undetermined')
+    assert R.cohort_verdict(COHORT, 'h01', undetermined)['status'] == 'undetermined'
+    assert R.cohort_verdict(COHORT, 'h01', {'status': 'unreachable'})['status'] == 'unreachable'
+    for nothing in ({'status': 'in_sync'}, {'status': 'skipped'}, {'status': 'disabled'}, None):
+        assert R.cohort_verdict(COHORT, 'h01', nothing) is None
+    assert R.cohort_verdict({}, 'h01', summary) is None
+
+
+# --- the confirmation ------------------------------------------------------------------------------------------
+def stream(rng, tpot_ms, n):
+    sd = math.sqrt(math.log(1 + REQUEST_CV ** 2))
+    return [round(tpot_ms * math.exp(rng.gauss(0, sd)), 3) for _request in range(n)]
+
+
+def kept_verdict(rng, base_ms, gain, n=50, acceptance=0.7):
+    baseline = {'runs': [run(stream(rng, base_ms, n))]}
+    candidate = {'runs': [run(stream(rng, base_ms / gain, n), acceptance=acceptance)]}
+    summary = {'status': 'enabled', 'fingerprint': 'f', 'finished': iso(), 'speculative_config': {'method': 'eagle3'}}
+    return R.cohort_verdict(COHORT, 'h01', summary, baseline, candidate)
+
+
+def twin_run(rng, tpot_ms, spread, n=24, acceptance=0.7):
+    host = math.exp(rng.gauss(0, spread))
+    return {'runs': [run(stream(rng, tpot_ms * host, n), acceptance=acceptance)]}
+
+
+def rates(gain, spread, twin_pays, trials=TRIALS, seed=1, true_spread=None):
+    """(confirmed, conclusive) shares of ``trials`` twins of a canary with ``gain`` (tests/benchmarks/
+    confirmation_error_rates.py prints them as docs/fleet.md's table)."""
+    rng = random.Random(seed)
+    confirmed = conclusive = 0
+    for _trial in range(trials):
+        canary = kept_verdict(rng, 30.0, gain)
+        true_tpot = 30.0 / gain if twin_pays else 30.0
+        out = R.confirm(canary, twin_run(rng, true_tpot, spread if true_spread is None else true_spread), spread)
+        confirmed += out['confirmed']
+        conclusive += out['conclusive']
+    return confirmed / float(trials), conclusive / float(trials)
+
+
+@pytest.mark.parametrize('gain', [1.08, 1.12, 1.16, 1.20, 1.30, 1.60])
+def test_a_twin_whose_speculation_does_not_pay_is_kept_at_most_2_5_percent_of_the_time(gain):
+    keep = rates(gain, 0.03, twin_pays=False)[0]
+    print('gain %.2f, spread 3 %%: wrong keep %.2f %%' % (gain, keep * 100))
+    assert keep <= 0.025 + 3 * math.sqrt(0.025 * 0.975 / TRIALS)
+
+
+@pytest.mark.parametrize('gain', [1.30, 1.60])
+def test_a_twin_that_pays_as_its_canary_is_confirmed_at_least_97_5_percent_of_the_time(gain):
+    keep, conclusive = rates(gain, 0.03, twin_pays=True, seed=2)
+    print('gain %.2f, spread 3 %%: confirmed %.2f %% (conclusive %.2f %%)' % (gain, keep * 100, conclusive * 100))
+    assert conclusive == 1.0
+    assert keep >= 0.975 - 3 * math.sqrt(0.025 * 0.975 / TRIALS)
+
+
+def test_a_gain_too_small_for_the_spread_is_inconclusive_so_the_host_is_verified_on_its_own():
+    keep, conclusive = rates(1.03, 0.03, twin_pays=True, trials=400, seed=3)
+    assert keep == 0.0 and conclusive == 0.0
+    out = R.confirm(kept_verdict(random.Random(4), 30.0, 1.08), twin_run(random.Random(5), 27.0, 0.0), 0.03)
+    assert not out['confirmed'] and 'too small to confirm' in out['reasons'][0]
+
+
+def test_the_acceptance_rate_must_be_reported_and_near_the_canarys():
+    rng = random.Random(6)
+    canary = kept_verdict(rng, 30.0, 1.6, acceptance=0.7)
+    good = R.confirm(canary, twin_run(rng, 30.0 / 1.6, 0.0, acceptance=0.66), 0.03)
+    assert good['confirmed'], good['reasons']
+    low = R.confirm(canary, twin_run(rng, 30.0 / 1.6, 0.0, acceptance=0.4), 0.03)
+    assert not low['confirmed'] and 'more than 0.15 below' in ' '.join(low['reasons'])
+    missing = R.confirm(canary, twin_run(rng, 30.0 / 1.6, 0.0, acceptance=None), 0.03)
+    assert not missing['confirmed'] and 'no acceptance rate' in ' '.join(missing['reasons'])
+
+
+@pytest.mark.parametrize('spread', [float('nan'), float('inf'), -0.1, 0.6, 'wide', True])
+def test_a_bad_spread_is_refused_naming_the_variable(spread):
+    with pytest.raises(R.RolloutError, match='jetson_spec_cohort_spread'):
+        R.confirm(kept_verdict(random.Random(7), 30.0, 1.5), twin_run(random.Random(8), 20.0, 0.0), spread)
+
+
+def test_too_few_requests_or_no_canary_figures_never_confirm():
+    rng = random.Random(9)
+    canary = kept_verdict(rng, 30.0, 1.6)
+    few = R.confirm(canary, twin_run(rng, 18.0, 0.0, n=5), 0.03)
+    assert not few['confirmed'] and 'at least 8 needed' in few['reasons'][0]
+    bare = R.confirm({'evidence': {}}, twin_run(rng, 18.0, 0.0), 0.03)
+    assert not bare['confirmed'] and 'no TPOT' in bare['reasons'][0]
+    hostile = {'runs': [run([float('nan')] * 4 + [-1.0] * 4 + [float('inf')] * 4)]}
+    assert not R.confirm(canary, hostile, 0.03)['confirmed']
