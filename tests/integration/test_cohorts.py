@@ -1,0 +1,175 @@
+"""Cohorts on real systemd hosts: enable_speculation.yml verifies once per cohort, and its canary's verdict gates
+the others (docs/fleet.md).
+
+Five systemd-nspawn hosts (tests/nspawn/sim_fleet.py: one shared root, an overlay each) whose vLLM is the
+Jetson batch SIMULATOR (tests/nspawn/jetson_batch_simulator.py, not vLLM: real vLLM stays on the loop's own
+tests, test_roles.py). Simulated speeds are about 10x a Jetson's. Known true effects, per host:
+
+  thor-1  Thor T5000, speculation pays (c=1 x2.2, c=8 +40 %)   canary of the Thor cohort: full protocol, kept
+  thor-2  Thor T5000, the same                                   confirms the canary's configuration
+  thor-3  Thor T5000, PLANTED: its draft is 15x slower           same cohort; the confirmation must catch it
+  orin-1  AGX Orin 64GB, speculation loses                       canary of the Orin cohort: reverted
+  orin-2  AGX Orin 64GB, the same                                follows the revert: never restarted
+
+The cohort is what the hosts' facts and inputs say (module, software, service, plan, verdict settings,
+workload); the speed profile is the hardware's truth, which only a measurement shows.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+
+import pytest
+
+from conftest import TOP, recap, run_playbook
+
+sys.path.insert(0, str(TOP / "tests" / "nspawn"))
+import sim_fleet  # noqa: E402  pylint: disable=wrong-import-position
+
+OUT = TOP / "tests" / "output" / "cohorts"
+FACT = "/etc/ansible/facts.d/jetson_vllm_speculative.fact"
+BASE_PORT = 18600
+# The simulator's speeds (ms): a memory-bound target whose batch of 8 stays memory-bound with K = 4.
+PAYS = {"target_weight_ms": 4.0, "target_token_ms": 0.1, "prefill_token_ms": 0.01, "draft_weight_ms": 0.4,
+        "draft_token_ms": 0.05, "draft_prefill_token_ms": 0.001, "acceptance": {"default": 0.8},
+        "step_jitter": 0.02, "startup_s": 0.5}
+LOSES = dict(PAYS, draft_weight_ms=6.0)
+HOSTS = {
+    "thor-1": ("thor-t5000", PAYS),
+    "thor-2": ("thor-t5000", PAYS),
+    "thor-3": ("thor-t5000", LOSES),
+    "orin-1": ("orin-agx-64gb", LOSES),
+    "orin-2": ("orin-agx-64gb", LOSES),
+}
+WORKLOAD = {"concurrency": [1, 8], "num_prompts": 8, "warmup_prompts": 2, "input_len": 32, "output_len": 64,
+            "temperature": 0}
+GROUP_VARS = {
+    "vllm_runtime": "native",
+    "vllm_native_command": [f"{sim_fleet.SIMULATOR_BIN}/vllm", "serve"],
+    "vllm_model": f"{sim_fleet.MODELS_DIR}/target",
+    "vllm_served_model_name": "target",
+    "vllm_host": "127.0.0.1",
+    "vllm_max_model_len": 1024,
+    "vllm_startup_timeout": 60,
+    "jetson_spec_method": "draft_model",
+    "jetson_spec_draft_model": f"{sim_fleet.MODELS_DIR}/draft",
+    "jetson_spec_num_speculative_tokens": 4,
+    "jetson_spec_benchmark": WORKLOAD,
+    "jetson_spec_guard_timeout": 600,
+    "jetson_spec_progress_interval": 0,
+}
+
+
+class Cohorts:
+    def __init__(self, fleet, inventory, report_dir):
+        self.fleet, self.inventory, self.report_dir = fleet, inventory, report_dir
+
+    def fact(self, name):
+        path = self.fleet[name].path(FACT)
+        return json.loads(path.read_text()) if path.exists() else None
+
+    def starts_since(self, name, epoch):
+        """How many times vllm.service started on ``name`` since ``epoch`` (its journal)."""
+        out = self.fleet[name].nsenter(["journalctl", "-u", "vllm.service", f"--since=@{int(epoch)}", "-o", "cat",
+                                        "--no-pager"], check=False).stdout
+        return sum(1 for line in out.splitlines() if line.startswith("Started "))
+
+    def rollout(self, extra=None):
+        started = time.time() - 1
+        proc = run_playbook("jetson_llm.vllm.enable_speculation", inventory=self.inventory, check=False,
+                            extra_vars={"jetson_spec_report_dir": str(self.report_dir), "jetson_spec_canary_size": 2,
+                                        "jetson_spec_batch_size": 3, **(extra or {})})
+        (OUT / f"rollout-{int(started)}.log").write_text(proc.stdout + proc.stderr)
+        return proc, started
+
+
+@pytest.fixture(scope="module")
+def cohorts():
+    if os.geteuid() != 0 or not shutil.which("systemd-nspawn"):
+        pytest.skip("needs root and systemd-nspawn (make nspawn)")
+    OUT.mkdir(parents=True, exist_ok=True)
+    hosts = [sim_fleet.SimHost(name, identity=identity, vllm_port=BASE_PORT + index, profile=profile)
+             for index, (name, (identity, profile)) in enumerate(sorted(HOSTS.items()))]
+    fleet = sim_fleet.SimFleet(hosts, name="cohorts")
+    fleet.up()
+    try:
+        inventory = fleet.write_inventory(OUT / "inventory.json", group_vars=GROUP_VARS)
+        run_playbook(TOP / "tests" / "integration" / "playbooks" / "roles" / "speculate.yml", inventory=inventory,
+                     extra_vars={"test_run_speculative": False})
+        report_dir = OUT / "reports"
+        shutil.rmtree(report_dir, ignore_errors=True)
+        yield Cohorts(fleet, inventory, report_dir)
+    finally:
+        fleet.down()
+
+
+def test_one_canary_per_cohort_gates_its_twins_kept_is_confirmed_reverted_is_followed(cohorts):
+    pids = {name: cohorts.fleet.main_pid(name) for name in HOSTS}
+    proc, started = cohorts.rollout()
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
+    out = proc.stdout
+    facts = {name: cohorts.fact(name) for name in HOSTS}
+    thor_key, orin_key = facts["thor-1"]["cohort"]["key"], facts["orin-1"]["cohort"]["key"]
+    assert thor_key != orin_key
+    assert all(facts[n]["cohort"]["key"] == thor_key for n in ("thor-2", "thor-3"))
+    assert facts["orin-2"]["cohort"]["key"] == orin_key
+    assert "thor-1: CANARY of cohort " + thor_key in out and "orin-1: CANARY of cohort " + orin_key in out
+
+    # The canaries ran the full protocol: the Thor one kept (and tuned K), the Orin one reverted.
+    canary = facts["thor-1"]
+    assert canary["status"] == "enabled" and canary["cohort"]["role"] == "verified", canary["reasons"]
+    assert canary["baseline"] and any(run["concurrency"] == 8 for run in canary["candidate"])
+    assert facts["orin-1"]["status"] == "reverted" and facts["orin-1"]["cohort"]["role"] == "verified"
+
+    # thor-2 confirmed: the canary's configuration (K as tuned), one restart, no baseline benchmark, a short run
+    # at concurrency 1 only, the confirmation's figures recorded.
+    twin = facts["thor-2"]
+    assert twin["status"] == "enabled" and twin["verdict"] == "confirmed", twin["reasons"]
+    assert twin["cohort"]["role"] == "confirmed" and twin["cohort"]["canary"] == "thor-1"
+    assert twin["speculative_config"] == canary["speculative_config"]
+    assert twin["baseline"] == [] and [run["concurrency"] for run in twin["candidate"]] == [1]
+    confirmation = twin["cohort"]["confirmation"]
+    assert confirmation["confirmed"] and confirmation["conclusive"], confirmation
+    assert confirmation["figures"]["host_tpot_ms"] <= confirmation["figures"]["threshold_tpot_ms"]
+    assert cohorts.starts_since("thor-2", started) == 1
+    assert "num_speculative_tokens" in cohorts.fleet["thor-2"].nsenter(
+        ["systemctl", "show", "-p", "ExecStart", "--value", "vllm.service"]).stdout
+
+    # thor-3 (planted: its speculation loses): not kept on the cohort's word; verified on its own and reverted.
+    planted = facts["thor-3"]
+    assert planted["status"] == "reverted" and planted["cohort"]["role"] == "verified", planted["reasons"]
+    assert planted["cohort"]["confirmation"]["confirmed"] is False
+    assert any(reason.startswith("The confirmation failed") for reason in planted["reasons"]), planted["reasons"]
+    assert planted["baseline"], "a host that fails confirmation measures its own baseline"
+    assert "speculative-config" not in cohorts.fleet["thor-3"].nsenter(
+        ["systemctl", "show", "-p", "ExecStart", "--value", "vllm.service"]).stdout
+
+    # orin-2 follows its canary's revert: recorded with the canary's name and evidence, never restarted.
+    follower = facts["orin-2"]
+    assert follower["status"] == "reverted" and follower["cohort"]["role"] == "followed", follower["reasons"]
+    assert follower["cohort"]["canary"] == "orin-1"
+    assert any("its canary orin-1 was reverted" in reason for reason in follower["reasons"]), follower["reasons"]
+    assert follower["verdict"] == facts["orin-1"]["verdict"]
+    assert cohorts.fleet.main_pid("orin-2") == pids["orin-2"] and cohorts.starts_since("orin-2", started) == 0
+
+    # The cohort verdicts are saved on the controller (the next run's gate) and the report names every host.
+    saved = json.loads((cohorts.report_dir / "cohort-verdicts.json").read_text())
+    assert {key: value["status"] for key, value in saved.items()} == {thor_key: "enabled", orin_key: "reverted"}
+    assert saved[thor_key]["canary"] == "thor-1" and saved[thor_key]["evidence"]["acceptance_rate"] > 0.5
+    report = json.loads((cohorts.report_dir / "fleet-report.json").read_text())
+    assert {row["host"]: row["status"] for row in report["hosts"]} == {name: fact["status"] for name, fact in facts.items()}
+    for name in HOSTS:
+        assert recap(out, name)["failed"] == 0, out[-3000:]
+
+
+def test_a_second_run_restarts_nothing_and_measures_nothing(cohorts):
+    before = {name: cohorts.fact(name) for name in HOSTS}
+    proc, started = cohorts.rollout()
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
+    for name in HOSTS:
+        assert cohorts.starts_since(name, started) == 0, name
+        assert cohorts.fact(name) == before[name], f"{name}: the record was rewritten"
+    assert "CANARY" not in proc.stdout, "hosts in sync need no canary"
