@@ -22,9 +22,10 @@ import shutil
 import sys
 import time
 
+import ansible_runner  # tests/requirements.txt: a missing runner fails the suite, never skips it
 import pytest
 
-from conftest import TOP, recap, run_playbook
+from conftest import TOP, _ansible_env, recap, run_playbook
 
 sys.path.insert(0, str(TOP / "tests" / "nspawn"))
 import sim_fleet  # noqa: E402  pylint: disable=wrong-import-position
@@ -68,6 +69,11 @@ GROUP_VARS = {
 class Cohorts:
     def __init__(self, fleet, inventory, report_dir):
         self.fleet, self.inventory, self.report_dir = fleet, inventory, report_dir
+
+    def status(self):
+        """{host: status} of the fleet report on the controller."""
+        report = json.loads((self.report_dir / "fleet-report.json").read_text())
+        return {row["host"]: (row["status"], row["reason"]) for row in report["hosts"]}
 
     def fact(self, name):
         path = self.fleet[name].path(FACT)
@@ -177,3 +183,54 @@ def test_a_second_run_restarts_nothing_and_measures_nothing(cohorts):
         # changed=0 everywhere, the controller-side report and saved verdicts included (credited to a host)
         assert recap(proc.stdout, name)["changed"] == 0, proc.stdout[-4000:]
     assert "CANARY" not in proc.stdout, "hosts in sync need no canary"
+
+
+def _events(artifacts):
+    events = [json.loads(path.read_text()) for path in sorted((artifacts / "job_events").glob("*.json"))]
+    return sorted(events, key=lambda event: event["counter"])
+
+
+def test_a_failed_canary_stops_its_cohort_and_the_awx_job_publishes_it(cohorts, tmp_path, monkeypatch):
+    """New verdict settings for the Orin hosts (a new cohort), and the Orin canary's disk full where its record goes
+    (a 64k tmpfs over /etc/ansible/facts.d): the canary fails before any change, orin-2 is not attempted (its
+    cohort stopped), the Thor hosts stay in sync. Run as AWX runs a job (ansible-runner): the failed cohort's
+    verdict is in the job's artifacts for the next job of a workflow, not in the controller's saved verdicts."""
+    fleet = cohorts.fleet
+    saved_before = json.loads((cohorts.report_dir / "cohort-verdicts.json").read_text())
+    orin_vars = {"jetson_spec_min_throughput_gain": 0.31}
+    inventory = fleet.write_inventory(tmp_path / "inventory.json", group_vars=GROUP_VARS,
+                                      host_vars={"orin-1": orin_vars, "orin-2": orin_vars})
+    pids = {name: fleet.main_pid(name) for name in HOSTS}
+    started = time.time() - 1
+    fleet.fill_disk("orin-1", "/etc/ansible/facts.d")
+    private = tmp_path / "runner"
+    (private / "project").mkdir(parents=True)
+    env = _ansible_env()
+    monkeypatch.setenv("PATH", env["PATH"])
+    try:
+        result = ansible_runner.run(
+            private_data_dir=str(private), playbook="jetson_llm.vllm.enable_speculation", inventory=str(inventory),
+            ident="stop", quiet=True,
+            extravars={"jetson_spec_report_dir": str(cohorts.report_dir), "jetson_spec_canary_size": 2,
+                       "jetson_spec_batch_size": 3, "jetson_spec_max_fail_percentage": 100},
+            envvars={key: env[key] for key in ("ANSIBLE_COLLECTIONS_PATH", "PATH", "ANSIBLE_NOCOLOR")})
+    finally:
+        fleet.unfill("orin-1", "/etc/ansible/facts.d")
+    artifacts = private / "artifacts" / "stop"
+    stdout = (artifacts / "stdout").read_text(errors="replace")
+    (OUT / "runner-stop.log").write_text(stdout)
+    assert result.status == "failed", stdout[-4000:]
+    status = cohorts.status()
+    assert status["orin-1"][0] == "failed" and "No space left on device" in status["orin-1"][1], status["orin-1"]
+    assert status["orin-2"][0] == "not_attempted", status["orin-2"]
+    assert "its canary orin-1 failed" in status["orin-2"][1] and "this cohort stops here" in status["orin-2"][1]
+    for name in HOSTS:
+        assert fleet.main_pid(name) == pids[name] and cohorts.starts_since(name, started) == 0, name
+    assert {status[name][0] for name in ("thor-1", "thor-2")} == {"enabled"}
+    assert "orin-2: CANARY" not in stdout and "orin-1: CANARY of cohort" in stdout
+    stats = [event for event in _events(artifacts) if event["event"] == "playbook_on_stats"][-1]["event_data"]
+    published = stats["artifact_data"]["jetson_spec_cohort_verdicts"]
+    assert [(value["canary"], value["status"]) for value in published.values()] == [("orin-1", "failed")], published
+    assert stats["artifact_data"]["jetson_spec_results"]["orin-2"]["status"] == "not_attempted"
+    # a failure gates this run only: the controller keeps the verdicts it had
+    assert json.loads((cohorts.report_dir / "cohort-verdicts.json").read_text()) == saved_before
