@@ -81,6 +81,15 @@ def _exposure_warning(record):
     return None
 
 
+def _cohort(record):
+    """{key, label, role, canary} of the host's cohort from its record (docs/fleet.md), or None."""
+    cohort = record.get('cohort')
+    if not isinstance(cohort, dict) or not isinstance(cohort.get('key'), str):
+        return None
+    return dict((name, cohort.get(name) if isinstance(cohort.get(name), str) else None)
+                for name in ('key', 'label', 'role', 'canary'))
+
+
 def row(host, record=None, groups=None, state=None, error=None):
     """One report row.
 
@@ -135,6 +144,7 @@ def row(host, record=None, groups=None, state=None, error=None):
         'handoff': _handoff_text(record),
         'finished': record.get('finished'),
         'exposure_warning': _exposure_warning(record),
+        'cohort': _cohort(record),
     }
     for concurrency in CONCURRENCIES:
         before, after = _run_at(baseline, concurrency), _run_at(candidate, concurrency)
@@ -172,7 +182,30 @@ def counts(rows):
         'attention': [item['host'] for item in rows if item['status'] in ATTENTION],
         'hosts_by_status': dict((status, [item['host'] for item in rows if item['status'] == status])
                                 for status in result if result[status]),
+        'cohorts': cohorts(rows),
     }
+
+
+def cohorts(rows):
+    """One entry per cohort of the rows, by key: its label, canary and the canary's status, hosts per status."""
+    found = {}
+    for item in rows:
+        cohort = item.get('cohort')
+        if not cohort:
+            continue
+        entry = found.setdefault(cohort['key'], {'key': cohort['key'], 'label': cohort.get('label'), 'canary': None,
+                                                 'canary_status': None, 'by_status': {}, 'hosts': []})
+        entry['hosts'].append(item['host'])
+        entry['by_status'][item['status']] = entry['by_status'].get(item['status'], 0) + 1
+        canary = cohort.get('canary')
+        if canary and canary != item['host']:
+            entry['canary'] = entry['canary'] or canary
+        elif cohort.get('role') == 'verified' and not entry['canary']:
+            entry['canary'] = item['host']
+    for entry in found.values():
+        owner = [item for item in rows if item['host'] == entry['canary']]
+        entry['canary_status'] = owner[0]['status'] if owner else None
+    return [found[key] for key in sorted(found)]
 
 
 # --- text ------------------------------------------------------------------------------------------------
@@ -215,6 +248,10 @@ def table(rows):
                                                         for item in earlier))
     lines.append('%d hosts: %s' % (summary['total'], ', '.join(
         '%s %d' % (status, number) for status, number in summary['by_status'].items() if number)))
+    for entry in summary['cohorts']:
+        lines.append('Cohort %s (%s): canary %s (%s); %s' % (
+            entry['key'], entry['label'] or '?', entry['canary'] or '-', entry['canary_status'] or '-',
+            ', '.join('%s %d' % (status, number) for status, number in sorted(entry['by_status'].items()))))
     if summary['exposed']:
         lines.append('Exposed (vLLM listens beyond the host without an API key): %s' % ', '.join(summary['exposed']))
     if summary['attention']:
@@ -410,8 +447,14 @@ def _details(item):
     if item['gpu_memory_utilization_before'] is not None:
         utilisation = _pair(item['gpu_memory_utilization_before'], item['gpu_memory_utilization_after'], '%.2f')
     acceptance = _fmt(item['acceptance_rate'], '%.2f') if item['acceptance_rate'] is not None else None
+    cohort = item.get('cohort') or {}
+    cohort_text = None
+    if cohort:
+        cohort_text = '%s (%s)' % (cohort.get('key'), cohort.get('role') or '?')
+        if cohort.get('canary') and cohort.get('canary') != item['host']:
+            cohort_text += ', canary %s' % cohort['canary']
     facts = [('vLLM', item['vllm_version']), ('GPU util', utilisation), ('acceptance', acceptance),
-             ('finished', item.get('finished'))]
+             ('cohort', cohort_text), ('finished', item.get('finished'))]
     shown = ', '.join('%s %s' % (name, value) for name, value in facts if value)
     if shown:
         inner.append('<p class="muted">%s</p>' % _e(shown))
@@ -442,6 +485,16 @@ def report_html(rows, title='Speculative decoding: fleet report', generated=None
         body.append('<p class="note exposed" id="exposed"><strong>Exposed:</strong> vLLM listens beyond the host without '
                     'an API key on %s. Set an API key (vllm_api_key), or serve the host only (vllm_host: 127.0.0.1).</p>'
                     % _e(', '.join(summary['exposed'])))
+    if summary['cohorts']:
+        body.append('<table id="cohorts"><thead><tr><th>Cohort</th><th>Canary</th><th>Hosts by outcome</th></tr>'
+                    '</thead><tbody>%s</tbody></table>' % ''.join(
+                        '<tr data-cohort="%s"><td><b>%s</b><small>%s</small></td><td>%s</td><td><details><summary>%s'
+                        '</summary><div>%s</div></details></td></tr>' % (
+                            _e(entry['key']), _e(entry['label'] or entry['key']), _e(entry['key']),
+                            _e('%s (%s)' % (entry['canary'], entry['canary_status'])) if entry['canary'] else '-',
+                            _e(', '.join('%s %d' % (status.replace('_', ' '), number)
+                                         for status, number in sorted(entry['by_status'].items()))),
+                            _e(', '.join(entry['hosts']))) for entry in summary['cohorts']))
     body.append('<figure>%s<figcaption>Throughput change per host (bars), its 95 %% interval (whiskers), the keep bar '
                 'at concurrency 1 (dashed).</figcaption></figure>' % chart_svg(ordered))
     body.append('<table id="fleet"><colgroup><col class="host"><col class="outcome"><col class="change">'

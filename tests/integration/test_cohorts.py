@@ -169,6 +169,9 @@ def test_one_canary_per_cohort_gates_its_twins_kept_is_confirmed_reverted_is_fol
     assert saved[thor_key]["canary"] == "thor-1" and saved[thor_key]["evidence"]["acceptance_rate"] > 0.5
     report = json.loads((cohorts.report_dir / "fleet-report.json").read_text())
     assert {row["host"]: row["status"] for row in report["hosts"]} == {name: fact["status"] for name, fact in facts.items()}
+    lines = {entry["key"]: (entry["canary"], entry["by_status"]) for entry in report["counts"]["cohorts"]}
+    assert lines == {thor_key: ("thor-1", {"enabled": 2, "reverted": 1}), orin_key: ("orin-1", {"reverted": 2})}
+    assert f"Cohort {thor_key} (" in out and "canary thor-1 (enabled); enabled 2, reverted 1" in out
     for name in HOSTS:
         assert recap(out, name)["failed"] == 0, out[-3000:]
 

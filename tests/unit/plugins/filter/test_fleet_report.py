@@ -285,3 +285,29 @@ def test_a_host_that_serves_anyone_is_named_in_the_summary_the_html_and_the_coun
     quiet = fr.report(fixture_rows())
     assert quiet["counts"]["exposed"] == [] and 'id="exposed"' not in quiet["html"]
     assert not any(line.startswith("Exposed") for line in quiet["table"])
+
+
+def test_each_cohort_has_one_line_with_its_canary_and_its_hosts_by_outcome():
+    def record(status, role, canary, key="8fff37054387", label="thor-t5000 MAXN vLLM 0.32.0 target draft_model K=4"):
+        return {"record": {"status": status, "reasons": ["r"],
+                           "cohort": {"key": key, "label": label, "role": role, "canary": canary}}}
+    hosts = {"t1": record("enabled", "verified", "t1"), "t2": record("enabled", "confirmed", "t1"),
+             "t3": record("reverted", "verified", "t1"),
+             "o1": record("reverted", "verified", "o1", key="12a8f612a441", label="orin"),
+             "o2": record("reverted", "followed", "o1", key="12a8f612a441", label="orin"),
+             "x": {"record": {"status": "refused", "reasons": ["no"]}},
+             "bad": {"record": {"status": "enabled", "reasons": [], "cohort": {"key": 7, "role": ["<b>"]}}}}
+    rows = fr.rows_from_hosts(list(hosts), hosts)
+    found = {entry["key"]: entry for entry in fr.counts(rows)["cohorts"]}
+    assert set(found) == {"8fff37054387", "12a8f612a441"}, "a host without a cohort, or a damaged one, is in none"
+    thor = found["8fff37054387"]
+    assert thor["canary"] == "t1" and thor["canary_status"] == "enabled" and thor["hosts"] == ["t1", "t2", "t3"]
+    assert thor["by_status"] == {"enabled": 2, "reverted": 1}
+    assert found["12a8f612a441"]["canary"] == "o1" and found["12a8f612a441"]["canary_status"] == "reverted"
+    lines = fr.table(rows)
+    assert "Cohort 8fff37054387 (thor-t5000 MAXN vLLM 0.32.0 target draft_model K=4): canary t1 (enabled); " \
+           "enabled 2, reverted 1" in lines
+    html = fr.report_html(rows)
+    assert '<table id="cohorts">' in html and 'data-cohort="12a8f612a441"' in html
+    assert "cohort 8fff37054387 (confirmed), canary t1" in html
+    assert json.loads(fr.report(rows)["json"])["counts"]["cohorts"][0]["key"] == "12a8f612a441"
