@@ -5,7 +5,8 @@
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-"""The cohort rollout's filters (cohort_canaries, cohort_gate, cohort_verdict, cohort_confirm): see their .yml docs.
+"""The cohort rollout's filters (cohort_canaries, cohort_gate, cohort_verdict, cohort_confirm, cohort_collect): see
+their .yml docs.
 
 They only translate between Ansible's values and module_utils/_decision/rollout.py, where the decisions are.
 """
@@ -38,17 +39,17 @@ def _get(host_vars, key):
         return None
 
 
-def _verdicts(value):
+def _verdicts(value, what='jetson_spec_cohort_verdicts'):
+    """A dictionary of cohort key to verdict from ``value`` (a dictionary, or JSON text: a saved file)."""
     if value is None or value == '':
         return {}
     if isinstance(value, str):
         try:
-            value = loads(value, 'the saved cohort verdicts')
+            value = loads(value, what)
         except InputError as exc:
-            raise AnsibleFilterError('%s; remove the file or fix it' % exc)
+            raise AnsibleFilterError('%s; fix it or remove it' % exc)
     if not isinstance(value, dict):
-        raise AnsibleFilterError('jetson_spec_cohort_verdicts must be a dictionary of cohort key to verdict, not %s'
-                                 % type(value).__name__)
+        raise AnsibleFilterError('%s must be a dictionary of cohort key to verdict, not %s' % (what, type(value).__name__))
     return value
 
 
@@ -75,17 +76,35 @@ def cohort_canaries(hosts, verdicts, now, max_age, run_started=None, hostvars=No
                                      % type(hosts).__name__)
         hosts = _from_hostvars(list(hosts), hostvars)
     try:
-        merged = dict(_verdicts(verdicts))
+        merged = dict(_verdicts(verdicts, 'the saved cohort verdicts (jetson_spec_report_dir/cohort-verdicts.json)'))
         merged.update(_verdicts(extra))
         return _rollout.pick_canaries(hosts, merged, _time('now', now), _max_age(max_age), run_started)
-    except _rollout.RolloutError as exc:
+    except (_rollout.RolloutError, TypeError, ValueError, OverflowError) as exc:
         raise AnsibleFilterError('cohort_canaries: %s' % exc)
 
 
 def cohort_gate(key, verdicts, now, max_age, run_started=None, verify_each_host=False, host=None):
     """{action, reason, verdict} of a host whose own decision is to verify (rollout.gate)."""
-    return _rollout.gate(key, _verdicts(verdicts), _time('now', now), _max_age(max_age), run_started=run_started,
-                         verify_each_host=bool(verify_each_host), host=host)
+    try:
+        return _rollout.gate(key, _verdicts(verdicts), _time('now', now), _max_age(max_age), run_started=run_started,
+                             verify_each_host=bool(verify_each_host), host=host)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise AnsibleFilterError('cohort_gate: jetson_spec_cohort_verdicts cannot be read (%s)' % exc)
+
+
+def cohort_collect(canaries, hostvars, now, saveable=False):
+    """{key: verdict} of a run's canaries, from their variables (rollout.collect): a failed canary is ``failed``
+    whatever it reached, one whose rollout tasks never ended (it dropped off mid-change) ``unreachable``."""
+    if isinstance(canaries, (str, dict)) or not hasattr(canaries, '__iter__'):
+        raise AnsibleFilterError('cohort_collect takes a list of host names, not %s' % type(canaries).__name__)
+    info = {}
+    for name in canaries:
+        host_vars = hostvars[name] if name in hostvars else {}
+        info[name] = {'verdict': _get(host_vars, '_jetson_spec_cohort_verdict'),
+                      'cohort': _get(host_vars, '_jetson_spec_cohort'),
+                      'error': _get(host_vars, '_jetson_fleet_error'),
+                      'done': bool(_get(host_vars, '_jetson_fleet_done')), 'now': now}
+    return _rollout.collect(info, saveable=bool(saveable))
 
 
 def cohort_verdict(summary, cohort, canary, baseline=None, candidate=None):
@@ -104,4 +123,4 @@ def cohort_confirm(benchmark, verdict, spread=_rollout.DEFAULT_SPREAD):
 class FilterModule(object):
     def filters(self):
         return {'cohort_canaries': cohort_canaries, 'cohort_gate': cohort_gate, 'cohort_verdict': cohort_verdict,
-                'cohort_confirm': cohort_confirm}
+                'cohort_confirm': cohort_confirm, 'cohort_collect': cohort_collect}

@@ -24,14 +24,22 @@ failed (or unreachable)                  stop        untouched; reported as not 
 
 ``confirm()`` is a stated test. Let B and C be the canary's median TPOT at concurrency 1 with speculation off
 (baseline) and on (candidate), g = ln(B / C) its gain, and x the log of the host's median TPOT over a short run of
-the kept configuration. The host is confirmed when x <= ln C + g / 2 (its candidate is nearer the canary's
-candidate than the canary's baseline) and its acceptance rate is within ``ACCEPTANCE_TOLERANCE`` of the canary's.
-The test is only made when g / 2 >= z * sigma, where sigma combines the stated host-to-host spread of identical
-Jetsons (``spread``, a relative SD) with the standard errors of the three medians (from the per-request samples);
-otherwise it is inconclusive and the host is verified in full. So, for a twin whose speculation does not pay (its
-candidate runs at the canary's baseline speed, up to the spread), the chance of a wrong keep is at most
-Phi(-z) = 2.5 % at z = 1.96, the verdict's own A/A bound; for a twin that pays as the canary does, the chance of
-failing confirmation (then a full verification, not a wrong revert) is at most the same. The Monte Carlo check is
+the kept configuration. The host is confirmed when both hold, and its acceptance rate is within
+``ACCEPTANCE_TOLERANCE`` of the canary's:
+
+* x <= ln B - z * sigma_b, with sigma_b combining the stated host-to-host spread of identical Jetsons (``spread``, a
+  relative SD) with the standard errors of the host's median and the canary's baseline median (from the per-request
+  samples): the host is faster than the canary's baseline beyond the noise. For a twin whose speculation does not
+  pay (its candidate runs at the canary's baseline speed, up to the spread), a wrong keep has a chance of at most
+  Phi(-z) = 2.5 % at z = 1.96, the verdict's own A/A bound, whatever the canary's gain and sample sizes;
+* x <= ln C + g / 2: nearer the canary's candidate than its baseline (a twin much slower than its canary is not kept
+  on the canary's word even when it beats the baseline).
+
+The test is only made when g / 2 >= z * sigma (sigma adds the canary's candidate median's error): otherwise it is
+inconclusive and the host is verified in full. For a twin that pays as the canary does, the chance of failing
+confirmation (then a full verification, not a wrong revert) is small once the gain is well past that bar. The
+assumptions: hosts of one cohort differ by at most ``spread``, and the canary's baseline still describes the cohort
+(it may be a stored one, up to jetson_spec_baseline_max_age old; its drift is not modelled). The Monte Carlo check is
 tests/unit/plugins/module_utils/test_rollout.py; the table is docs/fleet.md's.
 """
 
@@ -103,8 +111,12 @@ def verdict_problem(verdict, key, now, max_age, run_started=None):
         return 'the cohort verdict is %s, not a dictionary' % type(verdict).__name__
     if verdict.get('key') != key:
         return 'the cohort verdict is for cohort %r, not %r' % (verdict.get('key'), key)
-    if verdict.get('status') not in GATES:
-        return 'the cohort verdict has status %r; allowed: %s' % (verdict.get('status'), ', '.join(sorted(GATES)))
+    status = verdict.get('status')
+    if not isinstance(status, str) or status not in GATES:
+        return 'the cohort verdict has status %r; allowed: %s' % (status, ', '.join(sorted(GATES)))
+    problem = _content_problem(verdict)
+    if problem:
+        return 'the cohort verdict %s' % problem
     measured = parse_time(verdict.get('measured_at'))
     if measured is None:
         return 'the cohort verdict has no measurement time (measured_at %r)' % (verdict.get('measured_at'),)
@@ -113,19 +125,55 @@ def verdict_problem(verdict, key, now, max_age, run_started=None):
     started = parse_time(run_started)
     if started is not None and measured >= started:
         return None
+    if GATES[status] == 'stop':
+        return 'the cohort verdict says its canary %s in an earlier run (a failure gates its own run only)' % (
+            'failed' if status == 'failed' else 'was unreachable')
     age = (now - measured).total_seconds()
     if age > max_age:
         return 'the cohort verdict is %d s old, more than jetson_spec_baseline_max_age (%d s)' % (age, max_age)
     return None
 
 
+def _finite(value, low=0.0, high=None, strict=False):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return False
+    return (value > low if strict else value >= low) and (high is None or value <= high)
+
+
+#: The evidence a kept verdict must carry, each a finite number in its range (None where it may be absent).
+_EVIDENCE = (('baseline_tpot_ms', 1e-6, 1e6, True, False), ('candidate_tpot_ms', 1e-6, 1e6, True, False),
+             ('baseline_log_se', 0.0, 5.0, False, True), ('candidate_log_se', 0.0, 5.0, False, True),
+             ('acceptance_rate', 0.0, 1.0, False, True))
+
+
+def _content_problem(verdict):
+    """What is wrong with a verdict's content (a phrase), or None: the canary's name, a kept verdict's
+    configuration and evidence (finite numbers in range: a damaged or hand-made verdict must not confirm a host)."""
+    if not isinstance(verdict.get('canary'), str) or not verdict.get('canary'):
+        return 'names no canary (canary %r)' % (verdict.get('canary'),)
+    if verdict['status'] != 'enabled':
+        return None
+    if not isinstance(verdict.get('speculative_config'), dict) or not verdict['speculative_config']:
+        return 'is kept but has no speculative_config'
+    evidence = verdict.get('evidence')
+    if not isinstance(evidence, dict):
+        return 'is kept but has no evidence'
+    for name, low, high, strict, optional in _EVIDENCE:
+        value = evidence.get(name)
+        if value is None and optional:
+            continue
+        if not _finite(value, low, high, strict):
+            return 'has evidence.%s %r; allowed: a number from %s to %s' % (name, value, low, high)
+    return None
+
+
 def usable_verdicts(verdicts, now, max_age, run_started=None):
     """{key: verdict} of the verdicts that may gate their cohort now (the others are dropped)."""
     out = {}
-    for key, verdict in sorted((verdicts or {}).items()):
-        if verdict_problem(verdict, key, now, max_age, run_started) is None:
+    for key, verdict in (verdicts or {}).items():
+        if isinstance(key, str) and verdict_problem(verdict, key, now, max_age, run_started) is None:
             out[key] = verdict
-    return out
+    return dict(sorted(out.items()))
 
 
 def gate(key, verdicts, now, max_age, run_started=None, verify_each_host=False, host=None):
@@ -202,6 +250,33 @@ def pick_canaries(hosts, verdicts, now, max_age, run_started=None):
     by_cohort = dict((key, sorted(candidates)[0][1]) for key, candidates in members.items())
     canaries = sorted(set(by_cohort.values()) | set(lone))
     return {'canaries': canaries, 'by_cohort': by_cohort, 'verdicts': usable}
+
+
+def collect(canaries, saveable=False):
+    """The cohort verdicts of a run's canaries: {key: verdict}.
+
+    ``canaries``: {name: {'verdict': its _jetson_spec_cohort_verdict or None, 'cohort': its cohort or None,
+    'error': its error or None, 'done': whether its rollout tasks ended (False: it dropped off mid-change)}}. A canary
+    with an error is ``failed`` whatever verdict it reached before the error (a record it could not write); one that
+    never ended is ``unreachable``. With ``saveable``, only what may gate later runs: kept, reverted, refused,
+    undetermined (a failure gates its own run only).
+    """
+    out = {}
+    for name in sorted(canaries or {}):
+        info = canaries[name] if isinstance(canaries[name], dict) else {}
+        cohort = info.get('cohort')
+        verdict = info.get('verdict')
+        if info.get('error') or (not info.get('done') and not isinstance(verdict, dict)):
+            status = 'failed' if info.get('error') else 'unreachable'
+            reason = info.get('error') or '%s dropped off during the rollout (no outcome)' % name
+            verdict = cohort_verdict(cohort, name, {'status': status, 'reasons': ['%s' % reason][:1],
+                                                    'finished': info.get('now')})
+        if not isinstance(verdict, dict) or not verdict.get('key'):
+            continue
+        if saveable and GATES.get(verdict.get('status')) == 'stop':
+            continue
+        out[verdict['key']] = verdict
+    return out
 
 
 def _c1(benchmark):
@@ -308,9 +383,11 @@ def confirm(verdict, run_benchmark, spread=DEFAULT_SPREAD, z=Z):
     se_b = ev.get('baseline_log_se') or 0.0
     se_c = ev.get('candidate_log_se') or 0.0
     sigma = math.sqrt(spread ** 2 + se_h ** 2 + (se_b ** 2 + se_c ** 2) / 4.0)
-    threshold = math.log(cand) + gain / 2.0
+    sigma_b = math.sqrt(spread ** 2 + se_h ** 2 + se_b ** 2)
+    # beyond the noise faster than the canary's baseline, and nearer its candidate than its baseline
+    threshold = min(math.log(base) - z * sigma_b, math.log(cand) + gain / 2.0)
     figures.update({'threshold_tpot_ms': round(math.exp(threshold), 4), 'sigma': round(sigma, 6),
-                    'canary_gain': round(math.exp(gain), 4)})
+                    'sigma_baseline': round(sigma_b, 6), 'canary_gain': round(math.exp(gain), 4)})
     if gain / 2.0 < z * sigma:
         return dict(fail, reasons=[
             'The canary\'s gain at concurrency 1 (TPOT %.2f -> %.2f ms, x%.3f) is too small to confirm against the '
@@ -318,9 +395,9 @@ def confirm(verdict, run_benchmark, spread=DEFAULT_SPREAD, z=Z):
             '%%); verifying this host on its own.' % (base, cand, math.exp(gain), spread * 100, z, z * sigma * 100)])
     reasons = []
     ok = x <= threshold
-    reasons.append('TPOT at concurrency 1 is %.2f ms over %d requests: %s the %.2f ms midway between the canary\'s '
-                   'candidate (%.2f ms) and baseline (%.2f ms).'
-                   % (math.exp(x), n, 'within' if ok else 'slower than', math.exp(threshold), cand, base))
+    reasons.append('TPOT at concurrency 1 is %.2f ms over %d requests: %s the %.2f ms bar (the canary\'s candidate '
+                   '%.2f ms, baseline %.2f ms: faster than the baseline by %.2f sigma, and nearer the candidate).'
+                   % (math.exp(x), n, 'within' if ok else 'slower than', math.exp(threshold), cand, base, z))
     acceptance = ev.get('acceptance_rate')
     spec = run.get('spec_decode') if isinstance(run.get('spec_decode'), dict) else {}
     host_acceptance = spec.get('acceptance_rate')

@@ -62,11 +62,12 @@ def test_canaries_from_hostvars_and_saved_text_with_awx_verdicts_over_them():
         'd': {'_jetson_spec_cohort': {'key': 'k2'}, '_jetson_spec_action': 'verify'},
         'e': {'_jetson_spec_action': 'in_sync'},
     }
-    saved = '{"k1": {"key": "k1", "status": "enabled", "canary": "x", "measured_at": "2026-12-06T17:00:00Z"}}'
+    saved = ('{"k1": {"key": "k1", "status": "reverted", "canary": "x", "measured_at": "2026-12-06T17:00:00Z"}, '
+             '"k3": {"key": "k3", "status": "failed", "canary": "y", "measured_at": "2026-12-06T17:00:00Z"}}')
     out = CR.cohort_canaries(['a', 'b', 'c', 'd', 'e'], saved, '2026-12-06T18:00:00Z', 7200, hostvars=hostvars)
-    assert out['canaries'] == ['c'] and list(out['verdicts']) == ['k1']
+    assert out['canaries'] == ['c'] and list(out['verdicts']) == ['k1'], "an earlier run's failure gates nothing"
     # an AWX artifact's verdict replaces the saved one of the same key (here: too old, so k1 needs a canary again)
-    old = {'k1': {'key': 'k1', 'status': 'enabled', 'canary': 'x', 'measured_at': '2026-12-01T00:00:00Z'}}
+    old = {'k1': {'key': 'k1', 'status': 'reverted', 'canary': 'x', 'measured_at': '2026-12-01T00:00:00Z'}}
     out = CR.cohort_canaries(['a', 'b', 'c', 'd'], saved, '2026-12-06T18:00:00Z', 7200, hostvars=hostvars, extra=old)
     assert out['canaries'] == ['a', 'c'] and out['verdicts'] == {}
 
@@ -85,3 +86,28 @@ def test_a_bad_time_or_age_names_the_value():
         CR.cohort_gate('k1', {}, '2026-12-06T18:00:00Z', float('nan'))
     with pytest.raises(AnsibleFilterError, match='jetson_spec_cohort_spread'):
         CR.cohort_confirm({'runs': []}, {'evidence': {}}, 'wide')
+
+
+def test_junk_from_awx_is_named_as_the_variable_and_never_gates():
+    with pytest.raises(AnsibleFilterError, match='jetson_spec_cohort_verdicts must be a dictionary'):
+        CR.cohort_canaries([], '{}', '2026-12-06T18:00:00Z', 60, hostvars={}, extra=['k1'])
+    with pytest.raises(AnsibleFilterError, match='jetson_spec_cohort_verdicts'):
+        CR.cohort_gate('k1', '{"k1": ', '2026-12-06T18:00:00Z', 60)
+    junk = {'k1': {'key': 'k1', 'status': ['enabled'], 'canary': 'x', 'measured_at': '2026-12-06T17:59:00Z'},
+            1: 'x', 'k2': None}
+    assert CR.cohort_gate('k1', junk, '2026-12-06T18:00:00Z', 60)['action'] == 'verify'
+    assert CR.cohort_canaries(['a'], junk, '2026-12-06T18:00:00Z', 60,
+                              hostvars={'a': {'_jetson_spec_cohort': {'key': 'k1'}, '_jetson_spec_action': 'verify'}}
+                              )['canaries'] == ['a']
+
+
+def test_collect_reads_the_canaries_variables():
+    cohort = {'key': 'k1', 'group': 'cohort_k1', 'label': 'x'}
+    hostvars = {'a': {'_jetson_spec_cohort': cohort, '_jetson_fleet_error': 'No space left on device',
+                      '_jetson_fleet_done': True},
+                'b': {'_jetson_spec_cohort': dict(cohort, key='k2')}}
+    out = CR.cohort_collect(['a', 'b'], hostvars, '2026-12-06T18:00:00Z')
+    assert {key: value['status'] for key, value in out.items()} == {'k1': 'failed', 'k2': 'unreachable'}
+    assert CR.cohort_collect(['a', 'b'], hostvars, '2026-12-06T18:00:00Z', saveable=True) == {}
+    with pytest.raises(AnsibleFilterError, match='list of host names'):
+        CR.cohort_collect('a', hostvars, '2026-12-06T18:00:00Z')
