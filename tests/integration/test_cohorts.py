@@ -61,6 +61,8 @@ GROUP_VARS = {
     "jetson_spec_benchmark": WORKLOAD,
     "jetson_spec_guard_timeout": 600,
     "jetson_spec_progress_interval": 0,
+    # one K tuning step on the canary (the role's default is 2): the twins get K as tuned either way
+    "jetson_spec_tune_max_steps": 1,
     # the confirmation's short run, shorter still (the test's 8-request workload; at least 8 are needed)
     "jetson_spec_confirm_benchmark": {"num_prompts": 12, "warmup_prompts": 2},
 }

@@ -408,6 +408,9 @@ BAD_VARIABLES = [
     ({"jetson_spec_c8_tolerance": 0.15}, "allowed: 0 to 0.1 (the loss at concurrency 8 tolerated"),
     ({"jetson_spec_max_ttft_increase": "nan"}, "jetson_spec_max_ttft_increase"),
     ({"jetson_spec_max_ttft_increase": -0.5}, "jetson_spec_max_ttft_increase"),
+    ({"jetson_spec_cohort_spread": "1.2.3"}, "jetson_spec_cohort_spread"),
+    ({"jetson_spec_confirm_benchmark": {"concurency": [1]}}, "jetson_spec_confirm_benchmark"),
+    ({"jetson_spec_cohort_verdicts": "{\"k\": "}, "jetson_spec_cohort_verdicts"),
 ]
 
 
