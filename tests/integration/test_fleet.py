@@ -170,7 +170,8 @@ def test_rollout_stops_after_a_failed_batch_and_the_summary_names_every_host(nan
     proc = run_playbook("jetson_llm.vllm.enable_speculation", inventory=rollout, check=False,
                         extra_vars={"jetson_spec_hosts": "all", "jetson_spec_canary_size": 1,
                                     "jetson_spec_batch_size": 2, "jetson_spec_max_fail_percentage": 20,
-                                    "jetson_spec_report_dir": str(tmp_path / "reports")})
+                                    "jetson_spec_report_dir": str(tmp_path / "reports")},
+                        args=("--forks", "1"))
     out = proc.stdout + proc.stderr
     (OUT / "rollout.log").write_text(out)
     assert proc.returncode != 0, out[-4000:]
@@ -186,6 +187,8 @@ def test_rollout_stops_after_a_failed_batch_and_the_summary_names_every_host(nan
     assert "Needs attention: %s (refused), hf-gone-1 (unreachable), hf-gone-2 (not_attempted), hf-later-1 " \
            "(not_attempted)" % NANO in out
     assert host.path(UNIT).read_bytes() == unit_before
+    # one fork for a batch of two: each step of the change would run in two waves under the guard
+    assert "WARNING: this batch has 2 hosts and ansible-playbook runs 1 at a time (forks)" in out, out[-4000:]
 
 
 def test_disable_speculation_leaves_a_host_that_never_speculated_alone(nano_host, tmp_path):
