@@ -15,12 +15,13 @@ ANSIBLE_ENV := ANSIBLE_COLLECTIONS_PATH=$(COLL_LINK) ANSIBLE_FORCE_COLOR=0 PATH=
 # chromium: tests/integration/test_fleet.py opens the fleet report in headless Chromium.
 APT_PACKAGES := python3-venv git make tar zstd ca-certificates shellcheck chromium
 
-.PHONY: help deps venv collection demo test lint galaxy sanity units compat compat-venvs integration testbed nspawn docker bench changelog clean ee
+.PHONY: help deps venv collection demo test lint galaxy sanity units compat compat-venvs integration testbed nspawn docker bench changelog clean ee scale
 
 help:
 	@echo "make demo         run the main job on the built-in demo fleet"
 	@echo "make test         the whole suite (lint, sanity, units, integration)"
 	@echo "make lint | galaxy | sanity | units | integration | bench"
+	@echo "make scale        the cohort rollout on a SIMULATED fleet of HOSTS (100) nspawn hosts, faults planted (KEEP=1 keeps it up)"
 
 # --- set-up ---------------------------------------------------------------------------------
 $(STAMPS)/apt:
@@ -59,6 +60,12 @@ REPORT_DIR ?= $(TOP)/reports
 KEEP ?= 0
 demo: collection testbed nspawn
 	cd $(TOP) && $(ANSIBLE_ENV) REPORT_DIR=$(REPORT_DIR) KEEP=$(KEEP) tests/nspawn/demo.sh
+
+# A scale run of the cohort rollout on a SIMULATED Jetson fleet (tests/nspawn/scale.py; not part of `make test`):
+# HOSTS systemd-nspawn hosts serving the batch simulator, planted faults; writes reports/scale/summary.json and
+# reports/scale/fleet-report.json. KEEP=1 leaves the fleet up.
+scale: collection nspawn
+	cd $(TOP) && $(ANSIBLE_ENV) KEEP=$(KEEP) $(BIN)/python tests/nspawn/scale.py --hosts $(or $(HOSTS),100) --out $(TOP)/reports/scale
 
 # --- tests ----------------------------------------------------------------------------------
 lint: collection
