@@ -212,7 +212,8 @@ def rates(gain, spread, twin_pays, trials=TRIALS, seed=1, true_spread=None):
     return confirmed / float(trials), conclusive / float(trials)
 
 
-@pytest.mark.parametrize('gain', [1.08, 1.12, 1.16, 1.20, 1.30, 1.60])
+# (the gains around the inconclusive edge, where a wrong keep is likeliest; the full table is the benchmark's)
+@pytest.mark.parametrize('gain', [1.16, 1.20])
 def test_a_twin_whose_speculation_does_not_pay_is_kept_at_most_2_5_percent_of_the_time(gain):
     keep = rates(gain, 0.03, twin_pays=False)[0]
     print('gain %.2f, spread 3 %%: wrong keep %.2f %%' % (gain, keep * 100))
@@ -233,7 +234,7 @@ def test_the_bound_holds_when_the_canarys_baseline_is_much_noisier_than_its_cand
     assert keeps / float(trials) <= 0.025 + 3 * math.sqrt(0.025 * 0.975 / trials)
 
 
-@pytest.mark.parametrize('gain', [1.30, 1.60])
+@pytest.mark.parametrize('gain', [1.30])
 def test_a_twin_that_pays_as_its_canary_is_confirmed_at_least_97_5_percent_of_the_time(gain):
     keep, conclusive = rates(gain, 0.03, twin_pays=True, seed=2)
     print('gain %.2f, spread 3 %%: confirmed %.2f %% (conclusive %.2f %%)' % (gain, keep * 100, conclusive * 100))
