@@ -136,16 +136,10 @@ ee: $(STAMPS)/ee-venv
 changelog: venv
 	cd $(TOP) && $(BIN)/antsibull-changelog lint
 
-# Each suite in turn, its wall time printed as it ends and all of them again at the end.
-TEST_SUITES := lint changelog galaxy sanity units compat integration
+# Every suite, each one's wall time printed as it ends and all of them at the end: the static suites two
+# at a time, integration alone after them (tests/utils/run_suites.sh).
 test:
-	@t0=$$(date +%s); times=""; \
-	for suite in $(TEST_SUITES); do \
-	  s0=$$(date +%s); \
-	  $(MAKE) --no-print-directory $$suite || { echo "make test: suite '$$suite' FAILED after $$(( $$(date +%s) - s0 )) s" >&2; exit 1; }; \
-	  times="$$times $$suite=$$(( $$(date +%s) - s0 ))s"; echo "=== make test: $$suite took $$(( $$(date +%s) - s0 )) s"; \
-	done; \
-	echo "make test: all suites passed in $$(( $$(date +%s) - t0 )) s:$$times"
+	MAKE="$(MAKE)" tests/utils/run_suites.sh
 
 clean:
 	rm -rf $(TOP)/.build $(TOP)/tests/output
