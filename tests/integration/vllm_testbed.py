@@ -112,6 +112,10 @@ def _specs(tb: Testbed):
         "dead": dict(model=str(tb.model("target")), name="target-dead", extra_args=EAGER,
                      speculative_config={"method": "draft_model", "model": str(tb.model("draft-badvocab")),
                                          "num_speculative_tokens": NUM_SPEC_TOKENS}),
+        # Rejected at start-up: suffix decoding needs the arctic-inference package, which the CPU test bed cannot
+        # have (its only release is an sdist that builds CUDA ops).
+        "dead_suffix": dict(model=str(tb.model("target")), name="target-suffix", extra_args=EAGER,
+                            speculative_config={"method": "suffix", "num_speculative_tokens": NUM_SPEC_TOKENS}),
     }
 
 
@@ -156,6 +160,25 @@ def _server(request, tb: Testbed, key: str):
         _failures[key] = exc
         pytest.fail(str(exc), pytrace=False)
     return srv
+
+
+def refusal_logs(tb: Testbed, keys):
+    """{key: the whole log} of servers that must refuse their configuration at start-up (launched together, alone
+    in the session's servers, and waited for until they exit). A server that becomes healthy fails the test."""
+    with _lock:
+        _launch(tb, keys)
+    logs = {}
+    for key in keys:
+        srv = _servers[key]
+        try:
+            srv.wait_ready(timeout=300)
+        except ServerError:
+            srv.stop()
+            logs[key] = srv.log_path.read_text(errors="replace")
+            continue
+        srv.stop()
+        pytest.fail(f"vLLM {key!r} started although its configuration must be refused: {srv.command()}", pytrace=False)
+    return logs
 
 
 def stop_all():
