@@ -5,7 +5,8 @@
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-"""The cohort rollout's filters (cohort_canaries, cohort_gate, cohort_verdict, cohort_confirm, cohort_collect): see
+"""The cohort rollout's filters (cohort_canaries, cohort_gate, cohort_verdict, cohort_confirm, cohort_collect,
+rollout_failures): see
 their .yml docs.
 
 They only translate between Ansible's values and module_utils/_decision/rollout.py, where the decisions are.
@@ -120,7 +121,26 @@ def cohort_confirm(benchmark, verdict, spread=_rollout.DEFAULT_SPREAD):
         raise AnsibleFilterError('cohort_confirm: %s' % exc)
 
 
+def rollout_failures(hosts, hostvars, batch=None, canary=False, rollout_size=None, max_fail_percentage=20):
+    """{stop, failed, size, msg}: whether the rollout stops after this batch (rollout.failure_share), from the hosts'
+    variables (_jetson_fleet_batch, _jetson_fleet_attempted, _jetson_fleet_error)."""
+    if isinstance(hosts, (str, dict)) or not hasattr(hosts, '__iter__'):
+        raise AnsibleFilterError('rollout_failures takes a list of host names, not %s' % type(hosts).__name__)
+    info = {}
+    for name in hosts:
+        host_vars = hostvars[name] if name in hostvars else {}
+        info[name] = {'batch': _get(host_vars, '_jetson_fleet_batch'),
+                      'attempted': bool(_get(host_vars, '_jetson_fleet_attempted')),
+                      'error': _get(host_vars, '_jetson_fleet_error')}
+    try:
+        return _rollout.failure_share(info, batch=batch, canary=bool(canary), rollout_size=rollout_size,
+                                      max_fail_percentage=max_fail_percentage)
+    except _rollout.RolloutError as exc:
+        raise AnsibleFilterError('%s' % exc)
+
+
 class FilterModule(object):
     def filters(self):
         return {'cohort_canaries': cohort_canaries, 'cohort_gate': cohort_gate, 'cohort_verdict': cohort_verdict,
-                'cohort_confirm': cohort_confirm, 'cohort_collect': cohort_collect}
+                'cohort_confirm': cohort_confirm, 'cohort_collect': cohort_collect,
+                'rollout_failures': rollout_failures}

@@ -17,20 +17,26 @@ workload); the speed profile is the hardware's truth, which only a measurement s
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
+import subprocess
 import sys
 import time
 
 import ansible_runner  # tests/requirements.txt: a missing runner fails the suite, never skips it
 import pytest
 
-from conftest import TOP, _ansible_env, recap, run_playbook
+from conftest import BIN, TOP, _ansible_env, recap, run_playbook
 
 sys.path.insert(0, str(TOP / "tests" / "nspawn"))
 import sim_fleet  # noqa: E402  pylint: disable=wrong-import-position
 
 OUT = TOP / "tests" / "output" / "cohorts"
+# The rollouts keep each host's cohort in a persistent fact cache, as an operator's or AWX's would (the last test).
+FACT_CACHE = OUT / "fact-cache"
+FACT_CACHE_ENV = _ansible_env({"ANSIBLE_CACHE_PLUGIN": "jsonfile", "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(FACT_CACHE)})
+COHORT_INVENTORY = TOP / "inventories" / "cohorts.yml"
 FACT = "/etc/ansible/facts.d/jetson_vllm_speculative.fact"
 BASE_PORT = 18600
 # The simulator's speeds (ms): a memory-bound target whose batch of 8 stays memory-bound with K = 4.
@@ -91,7 +97,7 @@ class Cohorts:
         started = time.time() - 1
         proc = run_playbook("jetson_llm.vllm.enable_speculation", inventory=self.inventory, check=False,
                             extra_vars={"jetson_spec_report_dir": str(self.report_dir), "jetson_spec_canary_size": 2,
-                                        "jetson_spec_batch_size": 3, **(extra or {})})
+                                        "jetson_spec_batch_size": 3, **(extra or {})}, env=FACT_CACHE_ENV)
         (OUT / f"rollout-{int(started)}.log").write_text(proc.stdout + proc.stderr)
         return proc, started
 
@@ -111,6 +117,7 @@ def cohorts():
                      extra_vars={"test_run_speculative": False})
         report_dir = OUT / "reports"
         shutil.rmtree(report_dir, ignore_errors=True)
+        shutil.rmtree(FACT_CACHE, ignore_errors=True)
         yield Cohorts(fleet, inventory, report_dir)
     finally:
         fleet.down()
@@ -240,3 +247,35 @@ def test_a_failed_canary_stops_its_cohort_and_the_awx_job_publishes_it(cohorts, 
     assert stats["artifact_data"]["jetson_spec_results"]["orin-2"]["status"] == "not_attempted"
     # a failure gates this run only: the controller keeps the verdicts it had
     assert json.loads((cohorts.report_dir / "cohort-verdicts.json").read_text()) == saved_before
+
+
+def test_a_cohort_is_a_group_before_the_next_run_so_one_command_disables_it(cohorts):
+    """The rollouts above kept each host's cohort key in the fact cache: inventories/cohorts.yml (constructed) groups
+    the hosts by cohort before a run starts, and disable_speculation with --limit cohort_<key> removes speculation
+    from that cohort only, with no benchmark and no other host touched."""
+    facts = {name: cohorts.fact(name) for name in HOSTS}
+    thor_key, orin_key = facts["thor-1"]["cohort"]["key"], facts["orin-1"]["cohort"]["key"]
+    inventory = subprocess.run([str(BIN / "ansible-inventory"), "-i", str(cohorts.inventory), "-i", str(COHORT_INVENTORY),
+                                "--list"], cwd=TOP, env=FACT_CACHE_ENV, text=True, capture_output=True, check=True)
+    groups = json.loads(inventory.stdout)
+    assert sorted(groups[f"cohort_{thor_key}"]["hosts"]) == ["thor-1", "thor-2", "thor-3"], groups.keys()
+    assert sorted(groups[f"cohort_{orin_key}"]["hosts"]) == ["orin-1", "orin-2"], groups.keys()
+
+    pids = {name: cohorts.fleet.main_pid(name) for name in HOSTS}
+    started = time.time() - 1
+    proc = run_playbook("jetson_llm.vllm.disable_speculation", inventory=cohorts.inventory, check=False,
+                        extra_vars={"jetson_spec_report_dir": str(cohorts.report_dir)}, env=FACT_CACHE_ENV,
+                        args=["-i", str(COHORT_INVENTORY), "--limit", f"cohort_{thor_key}"])
+    (OUT / "disable-cohort.log").write_text(proc.stdout + proc.stderr)
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
+    for name in ("thor-1", "thor-2"):
+        assert cohorts.fact(name)["status"] == "disabled", cohorts.fact(name)["reasons"]
+        assert cohorts.starts_since(name, started) == 1, name
+    for name in ("thor-1", "thor-2", "thor-3"):
+        assert "speculative-config" not in cohorts.fleet[name].nsenter(
+            ["systemctl", "show", "-p", "ExecStart", "--value", "vllm.service"]).stdout, name
+    assert cohorts.fact("thor-3") == facts["thor-3"], "a host that does not speculate was recorded again"
+    for name in ("orin-1", "orin-2"):
+        assert not re.search(rf"^{name}\s*:", proc.stdout, re.M), f"{name} is outside the cohort but was in the run"
+        assert cohorts.fleet.main_pid(name) == pids[name] and cohorts.fact(name) == facts[name], name
+    assert "Benchmark the running service" not in proc.stdout, "disabling a cohort ran a benchmark"

@@ -279,6 +279,34 @@ def collect(canaries, saveable=False):
     return out
 
 
+def failure_share(hosts, batch=None, canary=False, rollout_size=None, max_fail_percentage=20):
+    """Whether the rollout stops after a batch: {stop, failed, size, msg}.
+
+    Ansible's own max_fail_percentage does not see the rollout's failures (rescued, failed at the end of the run), so
+    the share is counted from what each host noted. ``hosts``: {name: {'batch': the batch it started in or None,
+    'attempted': whether its rollout tasks started, 'error': its error or None}} in inventory order. A batch of other
+    hosts counts its own hosts; the canaries count against the whole run (``rollout_size``, default every host given):
+    a failed canary stops its own cohort, and the canaries' failures together stop the rollout once they pass the
+    fleet's budget (one failed canary alone in its batch is not 100 %). The rollout stops when more than
+    ``max_fail_percentage`` of them failed. RolloutError names a bad percentage or size.
+    """
+    percentage = number(max_fail_percentage, 'jetson_spec_max_fail_percentage', 0, 100)
+    hosts = hosts or {}
+    infos = [(name, hosts[name] if isinstance(hosts[name], dict) else {}) for name in hosts]
+    if canary:
+        counted = [(name, info) for name, info in infos if info.get('attempted')]
+        size = len(hosts) if rollout_size is None else int(number(rollout_size, 'the rollout size', 0, 10 ** 9))
+    else:
+        counted = [(name, info) for name, info in infos if batch is not None and info.get('batch') == batch]
+        size = len(counted)
+    failed = [name for name, info in counted if info.get('error')]
+    stop = len(failed) * 100 > percentage * size
+    what = 'this run failed as canaries' if canary else 'this batch failed or were unreachable'
+    msg = ('%d of the %d hosts of %s (%s), more than jetson_spec_max_fail_percentage (%s %%): the rollout stops here; '
+           'later hosts are not attempted.' % (len(failed), size, what, ', '.join(failed), '%g' % percentage))
+    return {'stop': stop, 'failed': failed, 'size': size, 'msg': msg if stop else ''}
+
+
 def _c1(benchmark):
     for run in (benchmark or {}).get('runs') or []:
         if isinstance(run, dict) and run.get('concurrency') == 1:

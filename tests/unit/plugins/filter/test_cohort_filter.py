@@ -111,3 +111,16 @@ def test_collect_reads_the_canaries_variables():
     assert CR.cohort_collect(['a', 'b'], hostvars, '2026-12-06T18:00:00Z', saveable=True) == {}
     with pytest.raises(AnsibleFilterError, match='list of host names'):
         CR.cohort_collect('a', hostvars, '2026-12-06T18:00:00Z')
+
+
+def test_rollout_failures_reads_the_hosts_variables_and_names_a_bad_percentage():
+    hostvars = {'a': {'_jetson_fleet_batch': 'b1', '_jetson_fleet_attempted': True, '_jetson_fleet_error': 'boom'},
+                'b': {'_jetson_fleet_batch': 'b1', '_jetson_fleet_attempted': True},
+                'c': {}}
+    share = CR.rollout_failures(['a', 'b', 'c'], hostvars, batch='b1', max_fail_percentage='20')
+    assert (share['stop'], share['failed'], share['size']) == (True, ['a'], 2)
+    assert CR.rollout_failures(['a', 'b', 'c'], hostvars, batch='b1', canary=True, rollout_size=10)['stop'] is False
+    with pytest.raises(AnsibleFilterError, match='jetson_spec_max_fail_percentage is'):
+        CR.rollout_failures(['a'], hostvars, batch='b1', max_fail_percentage='lots')
+    with pytest.raises(AnsibleFilterError, match='list of host names'):
+        CR.rollout_failures('a', hostvars)

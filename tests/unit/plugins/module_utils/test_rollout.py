@@ -275,3 +275,52 @@ def test_too_few_requests_or_no_canary_figures_never_confirm():
     assert not bare['confirmed'] and 'no TPOT' in bare['reasons'][0]
     hostile = {'runs': [run([float('nan')] * 4 + [-1.0] * 4 + [float('inf')] * 4)]}
     assert not R.confirm(canary, hostile, 0.03)['confirmed']
+
+
+# --- when the rollout stops (the failure share, checked after each batch) --------------------------------------------
+def _hosts(*rows):
+    """{name: {batch, attempted, error}} from (name, batch, error) rows, every host attempted unless batch is None."""
+    return dict((name, {'batch': batch, 'attempted': batch is not None, 'error': error}) for name, batch, error in rows)
+
+
+@pytest.mark.parametrize('rows, batch, pct, stop, failed, size', [
+    # a batch counts its own hosts only: 1 of 5 is 20 %, not more than 20
+    ([('a', 'b1', None), ('b', 'b1', 'x'), ('c', 'b1', None), ('d', 'b1', None), ('e', 'b1', None), ('f', 'b2', 'y')],
+     'b1', 20, False, ['b'], 5),
+    # 2 of 5 is 40 %
+    ([('a', 'b1', 'x'), ('b', 'b1', 'y'), ('c', 'b1', None), ('d', 'b1', None), ('e', 'b1', None)],
+     'b1', 20, True, ['a', 'b'], 5),
+    # 0 % tolerates nothing, 100 % everything
+    ([('a', 'b1', None), ('b', 'b1', 'x')], 'b1', 0, True, ['b'], 2),
+    ([('a', 'b1', 'x'), ('b', 'b1', 'y')], 'b1', 100, False, ['a', 'b'], 2),
+    # a string from an AWX survey is the same number
+    ([('a', 'b1', 'x'), ('b', 'b1', None)], 'b1', '50', False, ['a'], 2),
+    # another batch's failures and hosts not started are not counted
+    ([('a', 'b2', 'x'), ('b', None, None), ('c', 'b1', None)], 'b1', 20, False, [], 1),
+])
+def test_a_batch_stops_the_rollout_when_more_than_the_percentage_of_its_hosts_failed(rows, batch, pct, stop, failed,
+                                                                                       size):
+    share = R.failure_share(_hosts(*rows), batch=batch, max_fail_percentage=pct)
+    assert (share['stop'], share['failed'], share['size']) == (stop, failed, size)
+    assert bool(share['msg']) is stop
+    if stop:
+        assert share['msg'].startswith('%d of the %d hosts of this batch failed or were unreachable (%s)'
+                                       % (len(failed), size, ', '.join(failed))), share['msg']
+
+
+def test_canaries_count_against_the_whole_run_so_one_failed_canary_alone_in_its_batch_is_not_all_of_it():
+    canaries = _hosts(('c1', 'b1', 'boom'), ('c2', 'b2', None), ('t1', None, None))
+    share = R.failure_share(canaries, batch='b1', canary=True, rollout_size=10, max_fail_percentage=20)
+    assert (share['stop'], share['failed'], share['size']) == (False, ['c1'], 10)
+    # three of ten canaries failed: 30 %
+    three = _hosts(('c1', 'b1', 'x'), ('c2', 'b2', 'y'), ('c3', 'b3', 'z'))
+    share = R.failure_share(three, batch='b3', canary=True, rollout_size=10, max_fail_percentage=20)
+    assert share['stop'] is True and 'failed as canaries (c1, c2, c3)' in share['msg'], share
+    # without a size, every host given is the run
+    assert R.failure_share(three, canary=True, max_fail_percentage=50)['size'] == 3
+
+
+@pytest.mark.parametrize('pct', ['abc', float('nan'), float('inf'), -1, 101, None, True, '1e999'])
+def test_a_bad_percentage_is_refused_naming_the_variable(pct):
+    with pytest.raises(R.RolloutError, match='jetson_spec_max_fail_percentage is .*; allowed: a number from 0 to 100'):
+        R.failure_share(_hosts(('a', 'b1', 'x')), batch='b1', max_fail_percentage=pct)
