@@ -6,7 +6,7 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 """The cohort rollout's filters (cohort_canaries, cohort_gate, cohort_verdict, cohort_confirm, cohort_collect,
-rollout_failures): see
+rollout_failures, rollout_waves): see
 their .yml docs.
 
 They only translate between Ansible's values and module_utils/_decision/rollout.py, where the decisions are.
@@ -139,8 +139,35 @@ def rollout_failures(hosts, hostvars, batch=None, canary=False, rollout_size=Non
         raise AnsibleFilterError('%s' % exc)
 
 
+def rollout_waves(hosts, hostvars, canaries=None, canary_size=1, batch_size='25%', max_unavailable=1):
+    """{canaries: {order, sizes, held}, others: {...}}: the batches of the canary play and of the other hosts' play
+    under the disruption budget (rollout.waves), from the hosts' variables (jetson_spec_disruption_group, the read's
+    _jetson_spec_action and _jetson_spec_state.remove_speculation); a canary always restarts."""
+    if isinstance(hosts, (str, dict)) or not hasattr(hosts, '__iter__'):
+        raise AnsibleFilterError('rollout_waves takes a list of host names, not %s' % type(hosts).__name__)
+    canaries = set(canaries or [])
+    rows = {'canaries': [], 'others': []}
+    for name in hosts:
+        host_vars = hostvars[name] if name in hostvars else {}
+        group = _get(host_vars, 'jetson_spec_disruption_group')
+        if group is not None and not isinstance(group, (str, int)):
+            raise AnsibleFilterError('jetson_spec_disruption_group of %s is %r; allowed: a name (a site, a pool)'
+                                     % (name, group))
+        state = _get(host_vars, '_jetson_spec_state')
+        removes = isinstance(state, dict) and bool(state.get('remove_speculation'))
+        if name in canaries:
+            rows['canaries'].append((name, group, True))
+        else:
+            rows['others'].append((name, group, _rollout.restarts(_get(host_vars, '_jetson_spec_action'), removes)))
+    try:
+        return {'canaries': _rollout.waves(rows['canaries'], canary_size, batch_size, max_unavailable),
+                'others': _rollout.waves(rows['others'], batch_size, batch_size, max_unavailable)}
+    except _rollout.RolloutError as exc:
+        raise AnsibleFilterError('%s' % exc)
+
+
 class FilterModule(object):
     def filters(self):
         return {'cohort_canaries': cohort_canaries, 'cohort_gate': cohort_gate, 'cohort_verdict': cohort_verdict,
                 'cohort_confirm': cohort_confirm, 'cohort_collect': cohort_collect,
-                'rollout_failures': rollout_failures}
+                'rollout_failures': rollout_failures, 'rollout_waves': rollout_waves}

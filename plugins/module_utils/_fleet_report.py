@@ -205,6 +205,9 @@ def cohorts(rows):
     for entry in found.values():
         owner = [item for item in rows if item['host'] == entry['canary']]
         entry['canary_status'] = owner[0]['status'] if owner else None
+        # the canary's own measurement: what gated its cohort
+        entry['evidence'] = dict((name, owner[0].get(name)) for name in ('change_c1', 'interval_c1', 'acceptance_rate')
+                                 ) if owner else None
     return [found[key] for key in sorted(found)]
 
 
@@ -316,13 +319,13 @@ details table.numbers td, details table.numbers th { padding: .15rem .4rem; }
 span.earlier { display: block; font-size: .7rem; color: var(--muted); }
 @media (max-width: 640px) {
   body { padding: .7rem; }
-  table#fleet, table#fleet tbody, table#fleet tr, table#fleet td { display: block; width: 100%; }
-  table#fleet thead, table#fleet colgroup { display: none; }
-  table#fleet tr.host-row { border: 1px solid var(--grid); border-radius: .5rem; margin-bottom: .6rem;
+  table.hosts, table.hosts tbody, table.hosts tr, table.hosts td { display: block; width: 100%; }
+  table.hosts thead, table.hosts colgroup { display: none; }
+  table.hosts tr.host-row { border: 1px solid var(--grid); border-radius: .5rem; margin-bottom: .6rem;
                             padding: .3rem .5rem; }
-  table#fleet td { border: 0; padding: .15rem 0; }
-  table#fleet td[data-label]::before { content: attr(data-label) " "; color: var(--muted); font-size: .75rem; }
-  table#fleet td.num small { display: inline; margin-left: .3rem; }
+  table.hosts td { border: 0; padding: .15rem 0; }
+  table.hosts td[data-label]::before { content: attr(data-label) " "; color: var(--muted); font-size: .75rem; }
+  table.hosts td.num small { display: inline; margin-left: .3rem; }
   svg text { font-size: 21px; }
 }
 """
@@ -341,10 +344,33 @@ def _e(value):
     return html.escape('' if value is None else str(value), quote=True)
 
 
+#: At most this many hosts get a bar group on the chart (a screenful); beyond it, the cohorts' canaries, then the
+#: measured hosts that need attention, and the table has the others' numbers.
+CHART_MAX_HOSTS = 12
+#: At most this many host lines are open in the table; the others are one click away (hosts that need attention
+#: first, so they are the open ones).
+HOST_ROWS_OPEN = 25
+
+
 def sort_rows(rows):
-    """The rows sorted by outcome (ORDER), then by host name."""
+    """The rows sorted: the hosts that need attention (ATTENTION) first, then by outcome (ORDER), then by host name."""
     rank = dict((status, index) for index, status in enumerate(ORDER))
-    return sorted(rows, key=lambda item: (rank.get(item['status'], len(ORDER)), item['host']))
+    return sorted(rows, key=lambda item: (item['status'] not in ATTENTION, rank.get(item['status'], len(ORDER)),
+                                          item['host']))
+
+
+def chart_rows(rows):
+    """(the rows the chart draws, how many measured rows it leaves to the table): every measured row up to
+    CHART_MAX_HOSTS; beyond, each cohort's canary first, then the measured hosts that need attention, then the
+    others, in ``rows``' order, up to CHART_MAX_HOSTS."""
+    measured = [item for item in rows if item['change_c1'] is not None or item['change_c8'] is not None]
+    if len(measured) <= CHART_MAX_HOSTS:
+        return measured, 0
+    canaries = set(entry['canary'] for entry in cohorts(rows) if entry['canary'])
+    ranked = sorted(enumerate(measured), key=lambda pair: (pair[1]['host'] not in canaries,
+                                                           pair[1]['status'] not in ATTENTION, pair[0]))
+    shown = [item for _index, item in ranked[:CHART_MAX_HOSTS]]
+    return shown, len(measured) - len(shown)
 
 
 def _percent(value):
@@ -363,9 +389,10 @@ def _change_cell(value, interval, label):
 def chart_svg(rows):
     """The relative throughput change per host at concurrency 1 and 8, against the host's own baseline: an inline SVG
     of horizontal bars from a zero line, their 95 % intervals as whiskers, and the keep bar (+30 %) drawn. Each host's
-    name and numbers are a line of text above its bars, so the chart stays legible when a phone scales it down."""
+    name and numbers are a line of text above its bars, so the chart stays legible when a phone scales it down. At
+    most CHART_MAX_HOSTS hosts (chart_rows): the page stays a screenful high at any fleet size."""
     left, plot_w, right, bar_h, top = 8, 600, 8, 10, 30
-    measured = [item for item in rows if item['change_c1'] is not None or item['change_c8'] is not None]
+    measured, _left_out = chart_rows(rows)
     values = [v for item in measured for v in (item['change_c1'], item['change_c8']) if v is not None]
     values += [v for item in measured for key in ('interval_c1', 'interval_c8') for v in (item[key] or [])]
     low = min([_CHART_SPAN[0]] + values)
@@ -491,17 +518,53 @@ def report_html(rows, title='Speculative decoding: fleet report', generated=None
                         '<tr data-cohort="%s"><td><b>%s</b><small>%s</small></td><td>%s</td><td><details><summary>%s'
                         '</summary><div>%s</div></details></td></tr>' % (
                             _e(entry['key']), _e(entry['label'] or entry['key']), _e(entry['key']),
-                            _e('%s (%s)' % (entry['canary'], entry['canary_status'])) if entry['canary'] else '-',
+                            _canary_cell(entry),
                             _e(', '.join('%s %d' % (status.replace('_', ' '), number)
                                          for status, number in sorted(entry['by_status'].items()))),
                             _e(', '.join(entry['hosts']))) for entry in summary['cohorts']))
+    _shown, left_out = chart_rows(ordered)
     body.append('<figure>%s<figcaption>Throughput change per host (bars), its 95 %% interval (whiskers), the keep bar '
-                'at concurrency 1 (dashed).</figcaption></figure>' % chart_svg(ordered))
-    body.append('<table id="fleet"><colgroup><col class="host"><col class="outcome"><col class="change">'
-                '<col class="change"><col class="method"><col></colgroup><thead><tr><th>Host</th><th>Outcome</th>'
-                '<th>Throughput c=1</th><th>Throughput c=8</th><th>Method, K</th><th>Why (click for details)</th>'
-                '</tr></thead><tbody>')
-    for item in ordered:
+                'at concurrency 1 (dashed).%s</figcaption></figure>' % (
+                    chart_svg(ordered),
+                    (' The cohorts\' canaries and the hosts that need attention first: %d more measured host%s in the '
+                     'table.' % (left_out, '' if left_out == 1 else 's')) if left_out else ''))
+    body.append(_host_table('fleet', ordered[:HOST_ROWS_OPEN]))
+    rest = ordered[HOST_ROWS_OPEN:]
+    if rest:
+        by_status = {}
+        for item in rest:
+            by_status[item['status']] = by_status.get(item['status'], 0) + 1
+        body.append('<details id="more-hosts"><summary>%d more hosts: %s</summary>%s</details>' % (
+            len(rest), _e(', '.join('%s %d' % (status.replace('_', ' '), by_status[status])
+                                    for status in ORDER if status in by_status)),
+            _host_table('fleet-more', rest)))
+    body.append('</body></html>\n')
+    return head + ''.join(body)
+
+
+def _canary_cell(entry):
+    """The cohort's canary, its outcome and the measurement that gated the cohort."""
+    if not entry['canary']:
+        return '-'
+    text = '%s (%s)' % (entry['canary'], entry['canary_status'])
+    evidence = entry.get('evidence') or {}
+    said = []
+    if evidence.get('change_c1') is not None:
+        interval = evidence.get('interval_c1')
+        said.append('c=1 %s%s' % (_percent(evidence['change_c1']), (' (95 %% CI %s to %s)' % (
+            _percent(interval[0]), _percent(interval[1]))) if interval else ''))
+    if evidence.get('acceptance_rate') is not None:
+        said.append('acceptance %s' % _fmt(evidence['acceptance_rate'], '%.2f'))
+    return _e(text) + (('<small>%s</small>' % _e(', '.join(said))) if said else '')
+
+
+def _host_table(table_id, rows):
+    """The table of host lines (one compact line per host, its reason one click away)."""
+    body = ['<table id="%s" class="hosts"><colgroup><col class="host"><col class="outcome"><col class="change">'
+            '<col class="change"><col class="method"><col></colgroup><thead><tr><th>Host</th><th>Outcome</th>'
+            '<th>Throughput c=1</th><th>Throughput c=8</th><th>Method, K</th><th>Why (click for details)</th>'
+            '</tr></thead><tbody>' % table_id]
+    for item in rows:
         earlier = item.get('earlier_run')
         where = ' · '.join(str(part) for part in (item['family'], item['variant'],
                                                   ('JetPack ' + str(item['jetpack'])) if item['jetpack'] else None)
@@ -521,8 +584,8 @@ def report_html(rows, title='Speculative decoding: fleet report', generated=None
                 _change_cell(item['change_c1'], item['interval_c1'], 'c=1'),
                 _change_cell(item['change_c8'], item['interval_c8'], 'c=8'),
                 _e(method), _details(item)))
-    body.append('</tbody></table></body></html>\n')
-    return head + ''.join(body)
+    body.append('</tbody></table>')
+    return ''.join(body)
 
 
 REPORT_NAME = 'fleet-report'

@@ -74,6 +74,11 @@ GROUP_VARS = {
 }
 
 
+# Two Thor twins in one site (a disruption group): with the default budget (one host of a group restarting at a time),
+# they never change in the same batch.
+SITES = {"thor-2": {"jetson_spec_disruption_group": "site-a"}, "thor-3": {"jetson_spec_disruption_group": "site-a"}}
+
+
 class Cohorts:
     def __init__(self, fleet, inventory, report_dir):
         self.fleet, self.inventory, self.report_dir = fleet, inventory, report_dir
@@ -92,6 +97,12 @@ class Cohorts:
         out = self.fleet[name].nsenter(["journalctl", "-u", "vllm.service", f"--since=@{int(epoch)}", "-o", "cat",
                                         "--no-pager"], check=False).stdout
         return sum(1 for line in out.splitlines() if line.startswith("Started "))
+
+    def start_times(self, name, epoch):
+        """The times (epoch seconds) vllm.service started on ``name`` since ``epoch`` (its journal)."""
+        out = self.fleet[name].nsenter(["journalctl", "-u", "vllm.service", f"--since=@{int(epoch)}", "-o", "short-unix",
+                                        "--no-pager"], check=False).stdout
+        return [float(line.split()[0]) for line in out.splitlines() if " Started " in line]
 
     def rollout(self, extra=None):
         started = time.time() - 1
@@ -112,7 +123,7 @@ def cohorts():
     fleet = sim_fleet.SimFleet(hosts, name="cohorts")
     fleet.up()
     try:
-        inventory = fleet.write_inventory(OUT / "inventory.json", group_vars=GROUP_VARS)
+        inventory = fleet.write_inventory(OUT / "inventory.json", group_vars=GROUP_VARS, host_vars=SITES)
         run_playbook(TOP / "tests" / "integration" / "playbooks" / "roles" / "speculate.yml", inventory=inventory,
                      extra_vars={"test_run_speculative": False})
         report_dir = OUT / "reports"
@@ -171,6 +182,12 @@ def test_one_canary_per_cohort_gates_its_twins_kept_is_confirmed_reverted_is_fol
     assert any("its canary orin-1 was reverted" in reason for reason in follower["reasons"]), follower["reasons"]
     assert follower["verdict"] == facts["orin-1"]["verdict"]
     assert cohorts.fleet.main_pid("orin-2") == pids["orin-2"] and cohorts.starts_since("orin-2", started) == 0
+
+    # The disruption budget: thor-2 and thor-3 (site-a) would share the other hosts' first batch of 3 (orin-2, thor-2,
+    # thor-3); thor-3 waits for the next one, so its first restart comes after thor-2's whole batch.
+    assert "Batches: canaries 2, other hosts 2+1; held for the disruption budget: thor-3" in out, out[-4000:]
+    thor2, thor3 = cohorts.start_times("thor-2", started), cohorts.start_times("thor-3", started)
+    assert len(thor2) == 1 and thor3 and min(thor3) > thor2[0] + 5, (thor2, thor3)
 
     # The cohort verdicts are saved on the controller (the next run's gate) and the report names every host.
     saved = json.loads((cohorts.report_dir / "cohort-verdicts.json").read_text())

@@ -489,6 +489,53 @@ def test_fleet_report_renders_in_headless_chromium(tmp_path, scheme, width, row_
         f"no concurrency-1 bar colour in the {scheme} screenshot"
 
 
+_HEIGHT_SCRIPT = """<script>
+window.addEventListener('load', function () {
+  var out = {height: document.documentElement.scrollHeight, scrollWidth: document.documentElement.scrollWidth,
+             innerWidth: window.innerWidth, bars: document.querySelectorAll('rect.bar').length,
+             visibleRows: Array.prototype.filter.call(document.querySelectorAll('tr.host-row'),
+                                                      function (r) { return r.checkVisibility(); }).length};
+  var more = document.getElementById('more-hosts');
+  more.open = true;
+  out.openHeight = document.documentElement.scrollHeight;
+  more.open = false;
+  document.body.setAttribute('data-layout', JSON.stringify(out));
+});
+</script>"""
+
+
+def test_the_report_of_100_hosts_stays_a_bounded_page_in_headless_chromium(tmp_path):
+    """100 hosts in five cohorts (the fixture's six records, repeated): the page, as Chromium lays it out at a desktop
+    width, is bounded in height (the chart a screenful, 25 host lines open, the others one click away) and the
+    hidden lines are really there once opened."""
+    browser = _chromium()
+    base = json.loads((TOP / "tests" / "fixtures" / "fleet" / "hosts.json").read_text())
+    templates = [base[name] for name in sorted(base)]
+    hosts = {}
+    for index in range(100):
+        data = json.loads(json.dumps(templates[index % len(templates)]))
+        if isinstance(data.get("record"), dict):
+            data["record"]["cohort"] = {"key": "%012d" % (index % 5), "label": "cohort %d" % (index % 5),
+                                        "role": "verified" if index < 5 else "confirmed", "canary": "h%03d" % (index % 5)}
+        hosts["h%03d" % index] = data
+    rows = fr.rows_from_hosts(list(hosts), hosts)
+    result = fr.report(rows, generated="2026-12-06T18:00:00Z", report_dir=str(tmp_path))
+    page = tmp_path / "measured.html"
+    page.write_text(result["html"].replace("</body>", _HEIGHT_SCRIPT + "</body>"), encoding="utf-8")
+    dom = _chromium_run(browser, ["--window-size=1400,900", "--virtual-time-budget=5000", "--dump-dom", page.as_uri()],
+                        tmp_path / "profile")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    found = re.search(r'data-layout="([^"]*)"', dom.stdout)
+    assert found, f"the page's measurements did not arrive:\n{dom.stdout[-2000:]}"
+    layout = json.loads(html.unescape(found.group(1)))
+    assert layout["scrollWidth"] <= layout["innerWidth"], layout
+    assert layout["bars"] <= 2 * fr.CHART_MAX_HOSTS, layout
+    assert layout["visibleRows"] == fr.HOST_ROWS_OPEN, layout
+    assert layout["height"] <= 4000, f"the page of 100 hosts is {layout['height']} px high"
+    assert layout["openHeight"] > layout["height"] + 75 * 30, "the other hosts' lines are not in the page"
+    assert dom.stdout.count('class="host-row') == 100
+
+
 # --- the execution environment -------------------------------------------------------------------------------
 def test_execution_environment_build_context(tmp_path):
     """`ansible-builder create` writes a context with the collection, its dependencies and the pinned tools."""

@@ -307,6 +307,90 @@ def failure_share(hosts, batch=None, canary=False, rollout_size=None, max_fail_p
     return {'stop': stop, 'failed': failed, 'size': size, 'msg': msg if stop else ''}
 
 
+#: Actions after which a host restarts nothing (its record stands, or its cohort stopped).
+NO_RESTART = ('in_sync', 'skip', 'stop')
+#: Actions that restart a host only when speculation runs there and is removed.
+RESTART_IF_REMOVED = ('follow', 'refuse', 'reconcile', 'disable')
+MAX_HOSTS = 100000
+
+
+def batch_count(value, total, name, zero_is_all=True):
+    """A serial-like size (a count, or a percentage of ``total`` as "25%") as a count of at least 1, Ansible's way
+    (a percentage is rounded down, at least one host; 0 means every host, or is refused without ``zero_is_all``).
+    RolloutError names a bad value."""
+    text = ('%s' % value).strip() if not isinstance(value, bool) else ''
+    percent = text.endswith('%')
+    number_text = text[:-1].strip() if percent else text
+    least = 0 if zero_is_all else 1
+    if (not number_text.isdigit() or int(number_text) > (100 if percent else MAX_HOSTS)
+            or int(number_text) < least):
+        raise RolloutError('%s is %r; allowed: a number of hosts from %d to %d, or a percentage such as "25%%" (%d to '
+                           '100 %%)' % (name, value, least, MAX_HOSTS, least))
+    count = int(number_text)
+    if percent:
+        count = int(count / 100.0 * total)
+    elif count == 0:
+        count = total
+    return max(count, 1)
+
+
+def restarts(action, removes_speculation=False):
+    """Whether a host whose decided action is ``action`` restarts its service in this run (unknown: it may)."""
+    if action in NO_RESTART:
+        return False
+    if action in RESTART_IF_REMOVED:
+        return bool(removes_speculation)
+    return True
+
+
+def waves(hosts, first_size, size, max_unavailable=1):
+    """The batches of a rollout play under a disruption budget: {order, sizes, held}.
+
+    ``hosts``: [(name, disruption group or None, whether it restarts)] in the play's order. Each batch takes the hosts
+    in order, up to its size (``first_size`` for the first batch, ``size`` for the others, as a play's ``serial``
+    list), leaving for a later batch a host that restarts while ``max_unavailable`` hosts of its disruption group
+    already restart in this batch (flightctl's disruptionBudget: groupBy, maxUnavailable). A host without a group,
+    or one that restarts nothing, is never held. ``max_unavailable``: a count, or a percentage of the group's hosts
+    in this play ("25%", at least 1). ``order`` and ``sizes`` are the play's host pattern and ``serial``; ``held``
+    the hosts that a batch left for a later one. RolloutError names a bad size or budget.
+    """
+    hosts = [(('%s' % name), ('%s' % group) if group not in (None, '') else None, bool(restart))
+             for name, group, restart in hosts or []]
+    total = len(hosts)
+    if not hosts:
+        return {'order': [], 'sizes': [], 'held': []}
+    first = batch_count(first_size, total, 'jetson_spec_canary_size or the first batch size')
+    later = batch_count(size, total, 'jetson_spec_batch_size')
+    batch_count(max_unavailable, total, 'jetson_spec_max_unavailable', zero_is_all=False)
+    members = {}
+    for _name, group, _restart in hosts:
+        if group is not None:
+            members[group] = members.get(group, 0) + 1
+    budget = dict((group, batch_count(max_unavailable, count, 'jetson_spec_max_unavailable', zero_is_all=False))
+                  for group, count in members.items())
+    remaining, batches, held = list(hosts), [], []
+    while remaining:
+        cap = first if not batches else later
+        batch, used, rest = [], {}, []
+        for host in remaining:
+            name, group, restart = host
+            counted = group if restart else None
+            if len(batch) >= cap:
+                rest.append(host)
+            elif counted is not None and used.get(counted, 0) >= budget[counted]:
+                rest.append(host)
+                if name not in held:
+                    held.append(name)
+            else:
+                batch.append(name)
+                if counted is not None:
+                    used[counted] = used.get(counted, 0) + 1
+        batches.append(batch)
+        remaining = rest
+    return {'order': [name for batch in batches for name in batch], 'sizes': [len(batch) for batch in batches],
+            'held': held}
+
+
 def _c1(benchmark):
     for run in (benchmark or {}).get('runs') or []:
         if isinstance(run, dict) and run.get('concurrency') == 1:

@@ -93,7 +93,7 @@ def test_validator_rejects_what_awx_rejects():
 #: What an operator decides at launch (a rollout's shape, which hosts, whether to verify again). Everything that
 #: describes a host or a family stays in the inventory: a survey answer would override it on every host.
 LAUNCH_TIME = {"jetson_spec_hosts", "jetson_spec_force_verify", "jetson_spec_canary_size", "jetson_spec_batch_size",
-               "jetson_spec_max_fail_percentage", "jetson_spec_report_dir"}
+               "jetson_spec_max_fail_percentage", "jetson_spec_max_unavailable", "jetson_spec_report_dir"}
 
 
 def _surveys():

@@ -311,3 +311,65 @@ def test_each_cohort_has_one_line_with_its_canary_and_its_hosts_by_outcome():
     assert '<table id="cohorts">' in html and 'data-cohort="12a8f612a441"' in html
     assert "cohort 8fff37054387 (confirmed), canary t1" in html
     assert json.loads(fr.report(rows)["json"])["counts"]["cohorts"][0]["key"] == "12a8f612a441"
+
+
+def fleet_of(size, cohorts=5):
+    """``size`` hosts in ``cohorts`` cohorts: each cohort's first host its canary (verified, measured), the others
+    confirmed (measured, shorter) or followed; every 10th host failed, every 17th unreachable."""
+    hosts = {}
+    for index in range(size):
+        cohort = index % cohorts
+        name = "h%03d" % index
+        canary = "h%03d" % cohort
+        role = "verified" if name == canary else ("confirmed" if cohort % 2 == 0 else "followed")
+        status = "enabled" if cohort % 2 == 0 else "reverted"
+        record = {"status": status, "reasons": ["r %d" % index],
+                  "cohort": {"key": "c%011d" % cohort, "label": "cohort %d" % cohort, "role": role, "canary": canary}}
+        if role != "followed":
+            change = 0.5 if status == "enabled" else -0.2
+            record["baseline"] = [{"concurrency": 1, "throughput_tok_s": 20.0, "tpot_ms_p50": 40.0}]
+            record["candidate"] = [{"concurrency": 1, "throughput_tok_s": 20.0 * (1 + change), "tpot_ms_p50": 30.0}]
+            record["deltas"] = {"throughput_gain_c1": change, "acceptance_rate": 0.7}
+        hosts[name] = {"record": record}
+        if index and index % 10 == 0:
+            hosts[name] = {"record": {"status": "failed", "reasons": ["boom %d" % index]}}
+        if index % 17 == 16:
+            hosts[name] = {"record": None, "state": "unreachable", "error": "no route"}
+    return hosts
+
+
+def test_at_fleet_size_the_page_stays_bounded_attention_first_cohorts_with_their_canarys_evidence():
+    hosts = fleet_of(100)
+    rows = fr.rows_from_hosts(list(hosts), hosts)
+    page = fr.report_html(rows, generated="now")
+    # the chart: at most a screenful of hosts, the cohorts' canaries first, and it says how many are left out
+    svg = re.search(r'<svg id="change-chart".*?</svg>', page, re.S).group(0)
+    charted = re.findall(r'<g class="host" data-host="([^"]+)"', svg)
+    measured = [item["host"] for item in rows if item["change_c1"] is not None]
+    assert len(measured) > fr.CHART_MAX_HOSTS and len(charted) == fr.CHART_MAX_HOSTS, charted
+    assert set(charted[:5]) == {"h000", "h001", "h002", "h003", "h004"}, charted
+    assert "%d more measured hosts in the table" % (len(measured) - fr.CHART_MAX_HOSTS) in page
+    # the table: HOST_ROWS_OPEN lines open, the hosts that need attention first; the others one click away
+    open_part, more = page.split('<details id="more-hosts">')
+    opened = re.findall(r'<tr class="host-row[^"]*" data-host="([^"]+)" data-status="([^"]+)"', open_part)
+    hidden = re.findall(r'<tr class="host-row[^"]*" data-host="([^"]+)" data-status="([^"]+)"', more)
+    assert len(opened) == fr.HOST_ROWS_OPEN and len(opened) + len(hidden) == 100
+    attention = [host for host, status in opened + hidden if status in fr.ATTENTION]
+    assert [host for host, _status in (opened + hidden)[:len(attention)]] == attention, "attention is not first"
+    assert [status for _host, status in opened[:3]] == ["failed", "failed", "failed"]
+    summary = re.search(r'<details id="more-hosts"><summary>(.*?)</summary>', page).group(1)
+    assert summary.startswith("%d more hosts: " % len(hidden)) and "enabled" in summary, summary
+    # one line per cohort, its canary's evidence in it, expandable to its hosts
+    cohort_rows = re.findall(r'<tr data-cohort="([^"]+)"><td>.*?</td><td>(.*?)</td>', page)
+    assert len(cohort_rows) == 5
+    canary_cell = dict(cohort_rows)["c00000000000"]
+    assert canary_cell.startswith("h000 (enabled)") and "c=1 +50 %" in canary_cell and "acceptance 0.70" in canary_cell
+
+
+def test_a_small_fleet_keeps_every_line_open_and_every_measured_host_on_the_chart():
+    rows = fixture_rows()
+    page = fr.report_html(rows, generated="now")
+    assert 'id="more-hosts"' not in page and "more measured host" not in page
+    measured = [item["host"] for item in rows if item["change_c1"] is not None or item["change_c8"] is not None]
+    in_order = [item["host"] for item in fr.sort_rows(rows) if item["host"] in measured]
+    assert re.findall(r'<g class="host" data-host="([^"]+)"', page) == in_order

@@ -298,8 +298,7 @@ def _hosts(*rows):
     # another batch's failures and hosts not started are not counted
     ([('a', 'b2', 'x'), ('b', None, None), ('c', 'b1', None)], 'b1', 20, False, [], 1),
 ])
-def test_a_batch_stops_the_rollout_when_more_than_the_percentage_of_its_hosts_failed(rows, batch, pct, stop, failed,
-                                                                                       size):
+def test_a_batch_stops_the_rollout_past_the_percentage_of_its_hosts(rows, batch, pct, stop, failed, size):
     share = R.failure_share(_hosts(*rows), batch=batch, max_fail_percentage=pct)
     assert (share['stop'], share['failed'], share['size']) == (stop, failed, size)
     assert bool(share['msg']) is stop
@@ -324,3 +323,80 @@ def test_canaries_count_against_the_whole_run_so_one_failed_canary_alone_in_its_
 def test_a_bad_percentage_is_refused_naming_the_variable(pct):
     with pytest.raises(R.RolloutError, match='jetson_spec_max_fail_percentage is .*; allowed: a number from 0 to 100'):
         R.failure_share(_hosts(('a', 'b1', 'x')), batch='b1', max_fail_percentage=pct)
+
+
+# --- the disruption budget: at most N hosts of one group change at once ----------------------------------------------
+def test_without_groups_the_batches_are_the_plays_serial_batches():
+    hosts = [('h%d' % i, None, True) for i in range(7)]
+    assert R.waves(hosts, 1, 3) == {'order': ['h%d' % i for i in range(7)], 'sizes': [1, 3, 3], 'held': []}
+    assert R.waves(hosts, '50%', '25%')['sizes'] == [3, 1, 1, 1, 1]   # Ansible's percentages: rounded down, >= 1
+    assert R.waves(hosts, 0, 0)['sizes'] == [7]                       # 0: every host
+    assert R.waves([], 1, 3) == {'order': [], 'sizes': [], 'held': []}
+
+
+def test_a_batch_holds_back_the_hosts_of_a_group_past_its_budget_and_fills_with_others():
+    hosts = [('a1', 'site-a', True), ('a2', 'site-a', True), ('b1', 'site-b', True), ('a3', 'site-a', True),
+             ('x', None, True), ('b2', 'site-b', True)]
+    waves = R.waves(hosts, 3, 3, max_unavailable=1)
+    batches, start = [], 0
+    for size in waves['sizes']:
+        batches.append(waves['order'][start:start + size])
+        start += size
+    assert batches == [['a1', 'b1', 'x'], ['a2', 'b2'], ['a3']], batches
+    assert waves['held'] == ['a2', 'a3']   # b2 waited for room in a batch, not for its site's budget
+    for batch in batches:
+        for site in ('site-a', 'site-b'):
+            assert sum(1 for name in batch if name.startswith(site[-1])) <= 1
+    # two at once per site
+    assert R.waves(hosts, 3, 3, max_unavailable=2)['sizes'] == [3, 3]
+    # a percentage of the group's hosts in the play, at least one: 50 % of site-a's three is one
+    assert R.waves(hosts, 6, 6, max_unavailable='50%')['sizes'] == [3, 2, 1]
+
+
+def test_hosts_that_restart_nothing_are_never_held():
+    hosts = [('a1', 'site-a', True), ('a2', 'site-a', False), ('a3', 'site-a', False), ('a4', 'site-a', True)]
+    assert R.waves(hosts, 4, 4)['order'] == ['a1', 'a2', 'a3', 'a4'][:3] + ['a4']
+    assert R.waves(hosts, 4, 4)['sizes'] == [3, 1]
+    assert [R.restarts(action) for action in ('verify', 'confirm', None, 'in_sync', 'skip', 'stop')] == \
+        [True, True, True, False, False, False]
+    assert [R.restarts(action, True) for action in R.RESTART_IF_REMOVED] == [True] * len(R.RESTART_IF_REMOVED)
+    assert not any(R.restarts(action, False) for action in R.RESTART_IF_REMOVED)
+
+
+def test_every_host_is_in_exactly_one_batch_and_no_batch_breaks_the_budget():
+    rng = random.Random(7)
+    for _trial in range(200):
+        size = rng.randint(1, 40)
+        hosts = [('h%d' % i, rng.choice([None, 'g1', 'g2', 'g3']), rng.random() < 0.7) for i in range(size)]
+        budget = rng.randint(1, 3)
+        first, later = rng.randint(1, 10), rng.randint(1, 10)
+        waves = R.waves(hosts, first, later, budget)
+        assert sorted(waves['order']) == sorted(name for name, _g, _r in hosts) and sum(waves['sizes']) == size
+        assert waves['sizes'][0] <= first and all(n <= later for n in waves['sizes'][1:])
+        info = dict((name, (group, restart)) for name, group, restart in hosts)
+        start = 0
+        for count in waves['sizes']:
+            batch = waves['order'][start:start + count]
+            start += count
+            for group in ('g1', 'g2', 'g3'):
+                assert sum(1 for name in batch if info[name] == (group, True)) <= budget
+
+
+@pytest.mark.parametrize('args, words', [
+    ((1, 3, 0), 'jetson_spec_max_unavailable is 0; allowed: a number of hosts from 1'),
+    ((1, 3, 'many'), 'jetson_spec_max_unavailable is'),
+    ((1, 3, float('nan')), 'jetson_spec_max_unavailable is'),
+    ((1, 3, '101%'), 'jetson_spec_max_unavailable is'),
+    ((1, -2, 1), 'jetson_spec_batch_size is -2'),
+    ((1, '25%\n', 1), None),
+    (('-1', 3, 1), 'the first batch size is'),
+    ((1, 10 ** 9, 1), 'jetson_spec_batch_size is'),
+    ((True, 3, 1), 'the first batch size is True'),
+])
+def test_bad_sizes_and_budgets_are_refused_naming_the_variable(args, words):
+    hosts = [('a', 'g', True), ('b', 'g', True)]
+    if words is None:   # surrounding white space is not a reason to refuse
+        assert R.waves(hosts, *args)['sizes'] == [1, 1]
+        return
+    with pytest.raises(R.RolloutError, match=words.replace('(', r'\(')):
+        R.waves(hosts, *args)
