@@ -139,20 +139,37 @@ def rollout_failures(hosts, hostvars, batch=None, canary=False, rollout_size=Non
         raise AnsibleFilterError('%s' % exc)
 
 
-def rollout_waves(hosts, hostvars, canaries=None, canary_size=1, batch_size='25%', max_unavailable=1):
-    """{canaries: {order, sizes, held}, others: {...}}: the batches of the canary play and of the other hosts' play
-    under the disruption budget (rollout.waves), from the hosts' variables (jetson_spec_disruption_group, the read's
-    _jetson_spec_action and _jetson_spec_state.remove_speculation); a canary always restarts."""
+def _disruption_group(name, host_vars):
+    """The host's jetson_spec_disruption_group, or None; a variable that cannot be read is an error, never "no group"
+    (which would let the host restart beside the others of its group)."""
+    try:
+        group = host_vars['jetson_spec_disruption_group'] if 'jetson_spec_disruption_group' in host_vars else None
+    except Exception as exc:  # pylint: disable=broad-except
+        raise AnsibleFilterError('jetson_spec_disruption_group of %s cannot be read: %s' % (name, exc))
+    if group is not None and (isinstance(group, bool) or not isinstance(group, (str, int))):
+        raise AnsibleFilterError('jetson_spec_disruption_group of %s is %r; allowed: a name (a site, a pool)'
+                                 % (name, group))
+    return group
+
+
+def rollout_waves(hosts, hostvars, canaries=None, canary_size=1, batch_size='25%', max_unavailable=1,
+                  max_fail_percentage=20):
+    """{canaries: {order, sizes, held, pattern}, others: {...}}: the batches of the canary play and of the other hosts'
+    play under the disruption budget (rollout.waves), from the hosts' variables (jetson_spec_disruption_group, the
+    read's _jetson_spec_action and _jetson_spec_state.remove_speculation); a canary always restarts. ``pattern`` is the
+    play's host pattern (the names, comma-separated, a comma last: a name with ":" stays one name). Every rollout
+    setting is checked here, before anything changes (``max_fail_percentage`` too)."""
     if isinstance(hosts, (str, dict)) or not hasattr(hosts, '__iter__'):
         raise AnsibleFilterError('rollout_waves takes a list of host names, not %s' % type(hosts).__name__)
+    try:
+        _rollout.fail_percentage(max_fail_percentage)
+    except _rollout.RolloutError as exc:
+        raise AnsibleFilterError('%s' % exc)
     canaries = set(canaries or [])
     rows = {'canaries': [], 'others': []}
     for name in hosts:
         host_vars = hostvars[name] if name in hostvars else {}
-        group = _get(host_vars, 'jetson_spec_disruption_group')
-        if group is not None and not isinstance(group, (str, int)):
-            raise AnsibleFilterError('jetson_spec_disruption_group of %s is %r; allowed: a name (a site, a pool)'
-                                     % (name, group))
+        group = _disruption_group(name, host_vars)
         state = _get(host_vars, '_jetson_spec_state')
         removes = isinstance(state, dict) and bool(state.get('remove_speculation'))
         if name in canaries:
@@ -160,10 +177,13 @@ def rollout_waves(hosts, hostvars, canaries=None, canary_size=1, batch_size='25%
         else:
             rows['others'].append((name, group, _rollout.restarts(_get(host_vars, '_jetson_spec_action'), removes)))
     try:
-        return {'canaries': _rollout.waves(rows['canaries'], canary_size, batch_size, max_unavailable),
-                'others': _rollout.waves(rows['others'], batch_size, batch_size, max_unavailable)}
+        plans = {'canaries': _rollout.waves(rows['canaries'], canary_size, batch_size, max_unavailable),
+                 'others': _rollout.waves(rows['others'], batch_size, batch_size, max_unavailable)}
     except _rollout.RolloutError as exc:
         raise AnsibleFilterError('%s' % exc)
+    for plan in plans.values():
+        plan['pattern'] = ''.join('%s,' % name for name in plan['order'])
+    return plans
 
 
 class FilterModule(object):

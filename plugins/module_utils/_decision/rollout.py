@@ -48,6 +48,7 @@ __metaclass__ = type
 
 import datetime
 import math
+import re
 
 #: A cohort verdict's statuses and the gate each gives its cohort's other hosts.
 GATES = {
@@ -279,6 +280,19 @@ def collect(canaries, saveable=False):
     return out
 
 
+def fail_percentage(value):
+    """jetson_spec_max_fail_percentage as a number from 0 to 100 ("20" and "20%" too, as Ansible's own
+    max_fail_percentage takes them); RolloutError naming it otherwise."""
+    text = value.strip() if isinstance(value, str) else value
+    if isinstance(text, str) and text.endswith('%'):
+        text = text[:-1].strip()
+    try:
+        return number(text, 'jetson_spec_max_fail_percentage', 0, 100)
+    except RolloutError:
+        raise RolloutError('jetson_spec_max_fail_percentage is %r; allowed: a number from 0 to 100 (a percentage)'
+                           % (value,))
+
+
 def failure_share(hosts, batch=None, canary=False, rollout_size=None, max_fail_percentage=20):
     """Whether the rollout stops after a batch: {stop, failed, size, msg}.
 
@@ -290,7 +304,7 @@ def failure_share(hosts, batch=None, canary=False, rollout_size=None, max_fail_p
     fleet's budget (one failed canary alone in its batch is not 100 %). The rollout stops when more than
     ``max_fail_percentage`` of them failed. RolloutError names a bad percentage or size.
     """
-    percentage = number(max_fail_percentage, 'jetson_spec_max_fail_percentage', 0, 100)
+    percentage = fail_percentage(max_fail_percentage)
     hosts = hosts or {}
     infos = [(name, hosts[name] if isinstance(hosts[name], dict) else {}) for name in hosts]
     if canary:
@@ -322,7 +336,7 @@ def batch_count(value, total, name, zero_is_all=True):
     percent = text.endswith('%')
     number_text = text[:-1].strip() if percent else text
     least = 0 if zero_is_all else 1
-    if (not number_text.isdigit() or int(number_text) > (100 if percent else MAX_HOSTS)
+    if (not re.match(r'^[0-9]{1,7}\Z', number_text) or int(number_text) > (100 if percent else MAX_HOSTS)
             or int(number_text) < least):
         raise RolloutError('%s is %r; allowed: a number of hosts from %d to %d, or a percentage such as "25%%" (%d to '
                            '100 %%)' % (name, value, least, MAX_HOSTS, least))
@@ -356,6 +370,11 @@ def waves(hosts, first_size, size, max_unavailable=1):
     """
     hosts = [(('%s' % name), ('%s' % group) if group not in (None, '') else None, bool(restart))
              for name, group, restart in hosts or []]
+    for name, _group, _restart in hosts:
+        if ',' in name or name[:1] in ('!', '&', '') or name != name.strip():
+            raise RolloutError('The host name %r cannot be a play\'s host pattern (a comma, a leading "!" or "&", '
+                               'white space around it); rename it in the inventory to roll out in planned batches'
+                               % name)
     total = len(hosts)
     if not hosts:
         return {'order': [], 'sizes': [], 'held': []}

@@ -124,3 +124,32 @@ def test_rollout_failures_reads_the_hosts_variables_and_names_a_bad_percentage()
         CR.rollout_failures(['a'], hostvars, batch='b1', max_fail_percentage='lots')
     with pytest.raises(AnsibleFilterError, match='list of host names'):
         CR.rollout_failures('a', hostvars)
+
+
+def test_rollout_waves_gives_each_play_its_pattern_and_sizes_and_checks_every_setting():
+    hostvars = {'c1': {'jetson_spec_disruption_group': 'site-a'},
+                'a:1': {'jetson_spec_disruption_group': 'site-a', '_jetson_spec_action': 'verify'},
+                'a2': {'jetson_spec_disruption_group': 'site-a', '_jetson_spec_action': 'confirm'},
+                'x': {'_jetson_spec_action': 'in_sync', 'jetson_spec_disruption_group': 'site-a'},
+                'f': {'jetson_spec_disruption_group': 'site-a', '_jetson_spec_action': 'follow',
+                      '_jetson_spec_state': {'remove_speculation': False}}}
+    plans = CR.rollout_waves(['c1', 'a:1', 'a2', 'x', 'f'], hostvars, canaries=['c1'], batch_size=4)
+    assert plans['canaries'] == {'order': ['c1'], 'sizes': [1], 'held': [], 'pattern': 'c1,'}
+    # a:1 and a2 both restart in site-a: one per batch; x (in sync) and f (nothing to remove) are never held
+    assert plans['others']['order'] == ['a:1', 'x', 'f', 'a2'] and plans['others']['sizes'] == [3, 1]
+    assert plans['others']['held'] == ['a2'] and plans['others']['pattern'] == 'a:1,x,f,a2,'
+    with pytest.raises(AnsibleFilterError, match='jetson_spec_max_fail_percentage is'):
+        CR.rollout_waves(['c1'], hostvars, max_fail_percentage='most')
+    with pytest.raises(AnsibleFilterError, match='jetson_spec_max_unavailable is'):
+        CR.rollout_waves(['c1'], hostvars, max_unavailable=0)
+    with pytest.raises(AnsibleFilterError, match='jetson_spec_disruption_group of c1 is'):
+        CR.rollout_waves(['c1'], {'c1': {'jetson_spec_disruption_group': ['a']}})
+
+
+def test_a_disruption_group_that_cannot_be_read_is_an_error_not_no_group():
+    class Broken(dict):
+        def __getitem__(self, key):
+            raise KeyError('site is undefined')
+
+    with pytest.raises(AnsibleFilterError, match='jetson_spec_disruption_group of h cannot be read'):
+        CR.rollout_waves(['h'], {'h': Broken(jetson_spec_disruption_group='{{ site }}')})

@@ -400,3 +400,24 @@ def test_bad_sizes_and_budgets_are_refused_naming_the_variable(args, words):
         return
     with pytest.raises(R.RolloutError, match=words.replace('(', r'\(')):
         R.waves(hosts, *args)
+
+
+def test_the_failure_percentage_takes_ansibles_forms_and_names_a_bad_one():
+    hosts = _hosts(('a', 'b1', 'x'), ('b', 'b1', None))
+    assert R.failure_share(hosts, batch='b1', max_fail_percentage='50%')['stop'] is False
+    assert R.failure_share(hosts, batch='b1', max_fail_percentage=' 49 % ')['stop'] is True
+    for bad in ('150', '-1%', '%', 'x%', [20]):
+        with pytest.raises(R.RolloutError, match=r'jetson_spec_max_fail_percentage is .*; allowed: a number from 0 to 100'):
+            R.fail_percentage(bad)
+
+
+@pytest.mark.parametrize('value', ['\u00b2', '1' * 5000, '2.0', '1e3', '0x10', ' ', '+3'])
+def test_a_size_that_is_not_plain_digits_is_a_rollout_error_not_a_crash(value):
+    with pytest.raises(R.RolloutError, match='jetson_spec_batch_size is'):
+        R.batch_count(value, 10, 'jetson_spec_batch_size')
+
+
+@pytest.mark.parametrize('name', ['a,b', '!a', '&a', ' a', ''])
+def test_a_host_name_a_pattern_cannot_carry_is_refused(name):
+    with pytest.raises(R.RolloutError, match='cannot be a play\'s host pattern'):
+        R.waves([(name, None, True)], 1, 1)
