@@ -54,12 +54,24 @@ def _verdicts(value, what='jetson_spec_cohort_verdicts'):
     return value
 
 
+def _names(value, what):
+    """``value`` as a list of host names; AnsibleFilterError ("<what> takes a list of host names") otherwise."""
+    if isinstance(value, (str, dict)) or not hasattr(value, '__iter__'):
+        raise AnsibleFilterError('%s takes a list of host names, not %s' % (what, type(value).__name__))
+    return list(value)
+
+
+def _vars_of(hostvars, name):
+    """The variables of host ``name`` (empty when the play does not know it)."""
+    return hostvars[name] if name in hostvars else {}
+
+
 def _from_hostvars(names, hostvars):
     """{name: {cohort, action, prefer}} from the hosts' variables (the role's _jetson_spec_cohort, _jetson_spec_action,
     the operator's jetson_spec_canary)."""
     hosts = {}
     for name in names:
-        host_vars = hostvars[name] if name in hostvars else {}
+        host_vars = _vars_of(hostvars, name)
         cohort = _get(host_vars, '_jetson_spec_cohort')
         prefer = _get(host_vars, 'jetson_spec_canary')
         hosts[name] = {'cohort': cohort.get('key') if isinstance(cohort, dict) else None,
@@ -72,10 +84,7 @@ def cohort_canaries(hosts, verdicts, now, max_age, run_started=None, hostvars=No
     """{canaries, by_cohort, verdicts}: the hosts that verify their cohort in full (rollout.pick_canaries), and the
     verdicts that gate the others (``verdicts`` updated with ``extra``, the usable ones)."""
     if hostvars is not None:
-        if isinstance(hosts, (str, dict)) or not hasattr(hosts, '__iter__'):
-            raise AnsibleFilterError('cohort_canaries with hostvars= takes a list of host names, not %s'
-                                     % type(hosts).__name__)
-        hosts = _from_hostvars(list(hosts), hostvars)
+        hosts = _from_hostvars(_names(hosts, 'cohort_canaries with hostvars='), hostvars)
     try:
         merged = dict(_verdicts(verdicts, 'the saved cohort verdicts (jetson_spec_report_dir/cohort-verdicts.json)'))
         merged.update(_verdicts(extra))
@@ -96,11 +105,9 @@ def cohort_gate(key, verdicts, now, max_age, run_started=None, verify_each_host=
 def cohort_collect(canaries, hostvars, now, saveable=False):
     """{key: verdict} of a run's canaries, from their variables (rollout.collect): a failed canary is ``failed``
     whatever it reached, one whose rollout tasks never ended (it dropped off mid-change) ``unreachable``."""
-    if isinstance(canaries, (str, dict)) or not hasattr(canaries, '__iter__'):
-        raise AnsibleFilterError('cohort_collect takes a list of host names, not %s' % type(canaries).__name__)
     info = {}
-    for name in canaries:
-        host_vars = hostvars[name] if name in hostvars else {}
+    for name in _names(canaries, 'cohort_collect'):
+        host_vars = _vars_of(hostvars, name)
         info[name] = {'verdict': _get(host_vars, '_jetson_spec_cohort_verdict'),
                       'cohort': _get(host_vars, '_jetson_spec_cohort'),
                       'error': _get(host_vars, '_jetson_fleet_error'),
@@ -124,11 +131,9 @@ def cohort_confirm(benchmark, verdict, spread=_rollout.DEFAULT_SPREAD):
 def rollout_failures(hosts, hostvars, batch=None, canary=False, rollout_size=None, max_fail_percentage=20):
     """{stop, failed, size, msg}: whether the rollout stops after this batch (rollout.failure_share), from the hosts'
     variables (_jetson_fleet_batch, _jetson_fleet_attempted, _jetson_fleet_error)."""
-    if isinstance(hosts, (str, dict)) or not hasattr(hosts, '__iter__'):
-        raise AnsibleFilterError('rollout_failures takes a list of host names, not %s' % type(hosts).__name__)
     info = {}
-    for name in hosts:
-        host_vars = hostvars[name] if name in hostvars else {}
+    for name in _names(hosts, 'rollout_failures'):
+        host_vars = _vars_of(hostvars, name)
         info[name] = {'batch': _get(host_vars, '_jetson_fleet_batch'),
                       'attempted': bool(_get(host_vars, '_jetson_fleet_attempted')),
                       'error': _get(host_vars, '_jetson_fleet_error')}
@@ -159,8 +164,7 @@ def rollout_waves(hosts, hostvars, canaries=None, canary_size=1, batch_size='25%
     read's _jetson_spec_action and _jetson_spec_state.remove_speculation); a canary always restarts. ``pattern`` is the
     play's host pattern (the names, comma-separated, a comma last: a name with ":" stays one name). Every rollout
     setting is checked here, before anything changes (``max_fail_percentage`` too)."""
-    if isinstance(hosts, (str, dict)) or not hasattr(hosts, '__iter__'):
-        raise AnsibleFilterError('rollout_waves takes a list of host names, not %s' % type(hosts).__name__)
+    hosts = _names(hosts, 'rollout_waves')
     try:
         _rollout.fail_percentage(max_fail_percentage)
     except _rollout.RolloutError as exc:
@@ -168,7 +172,7 @@ def rollout_waves(hosts, hostvars, canaries=None, canary_size=1, batch_size='25%
     canaries = set(canaries or [])
     rows = {'canaries': [], 'others': []}
     for name in hosts:
-        host_vars = hostvars[name] if name in hostvars else {}
+        host_vars = _vars_of(hostvars, name)
         group = _disruption_group(name, host_vars)
         state = _get(host_vars, '_jetson_spec_state')
         removes = isinstance(state, dict) and bool(state.get('remove_speculation'))
