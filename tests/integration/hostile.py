@@ -2,7 +2,7 @@
 
 Each area of the collection lists its cases in ``tests/integration/hostile_cases_<area>.py`` as a
 module-level ``CASES`` list of :class:`Hostile`. The runner collects every such file, runs each case
-through the real ``ansible`` CLI on localhost, and asserts, for every case:
+through the real ``ansible-playbook`` on localhost (one task of a generated playbook), and asserts, for every case:
 
 * the outcome is the expected one (``failed`` with a clear message, or ``ok`` for a documented
   fallback such as approximate prompt lengths with a warning);

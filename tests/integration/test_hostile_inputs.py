@@ -1,11 +1,12 @@
-"""The hostile-input suite: every case of every ``hostile_cases_*.py`` through the real ``ansible`` CLI.
+"""The hostile-input suite: every case of every ``hostile_cases_*.py`` through the real ``ansible-playbook``.
 
 Each area lists its cases (tests/integration/hostile.py's :class:`Hostile`) in a module-level ``CASES``
 of ``tests/integration/hostile_cases_<area>.py``; this runner collects every such file (imported by
 path, so a new area's file is picked up without changing anything here), runs each case on localhost
-with ``ansible -m <module>``, and asserts what hostile.py lists: the expected outcome, every expected
+as one task of a generated playbook (its module, its arguments never templated; two playbooks of half the
+cases each, at once), and asserts what hostile.py lists: the expected outcome, every expected
 substring in the message (or in the warnings for an ``ok`` outcome), no traceback, no secret anywhere
-in stdout or stderr, nothing written, and a bounded run time.
+in the run's stdout or stderr, nothing written, and a bounded run time (the task's own duration).
 
 In a case's ``args`` (and ``writes``), ``{endpoint}`` is the URL of the streaming simulator
 (tests/utils/fake_vllm.py) started for the case with its ``server`` behaviour (a healthy simulator
@@ -17,14 +18,15 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import datetime
 import importlib.util
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import BIN, TOP, _ansible_env
 
@@ -97,59 +99,110 @@ def _substitute(value, names):
     return value
 
 
-def run_case(case, tmp_path):
-    """Run one case; return (result dict, stdout + stderr, seconds, the path it must not write)."""
-    sim = None
-    if case.server or "{endpoint}" in json.dumps(case.args):
-        sim = FakeVLLM(ttft=0.001, itl=0.001, **(behaviour(case.server) if case.server else {})).start()
-    names = {"endpoint": sim.url if sim else "http://127.0.0.1:9", "tmp": str(tmp_path)}
-    args = _substitute(case.args, names)
-    env = dict(_ansible_env(), ANSIBLE_LOAD_CALLBACK_PLUGINS="1", ANSIBLE_STDOUT_CALLBACK="ansible.posix.json")
-    cmd = [str(BIN / "ansible"), "localhost", "-c", "local", "-i", "localhost,", "-m", case.module]
-    if args:
-        cmd += ["-a", json.dumps(args)]
-    start = time.monotonic()
+class _Unsafe(str):
+    """A string the playbook marks ``!unsafe``: the module gets it as it is, never templated."""
+
+
+def _unsafe_dumper():
+    dumper = type("_HostileDumper", (yaml.SafeDumper,), {})
+    dumper.add_representer(_Unsafe, lambda d, v: d.represent_scalar("!unsafe", str(v), style='"'))
+    return dumper
+
+
+def _mark_unsafe(value):
+    if isinstance(value, str):
+        return _Unsafe(value)
+    if isinstance(value, dict):
+        return {k: _mark_unsafe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_mark_unsafe(v) for v in value]
+    return value
+
+
+def _seconds(task):
+    stamps = task["task"]["duration"]
+    start, end = (datetime.datetime.fromisoformat(stamps[key].replace("Z", "+00:00")) for key in ("start", "end"))
+    return (end - start).total_seconds()
+
+
+def run_batch(cases, tmp_path):
+    """Run ``cases`` as the tasks of one ansible-playbook (localhost, each task its case's module and arguments,
+    ``ignore_errors``, a ``timeout`` of max_seconds + KILL_GRACE). One ansible start-up for the batch instead of one
+    per case: the module runs exactly as before (the task's arguments, the same interpreter), without the ~1 s of
+    the ``ansible`` CLI's own start. Returns {case id: (result dict, output, seconds, the path it must not write)}:
+    the output is the case's own result and the run's stderr; ``seconds`` the task's own duration (the json
+    callback's). A secret of any case found anywhere in the whole run's output fails that case."""
+    sims, tasks, writes = {}, [], {}
     try:
-        proc = subprocess.run(cmd, cwd=TOP, env=env, text=True, capture_output=True, check=False,
-                              timeout=case.max_seconds + KILL_GRACE)
-    except subprocess.TimeoutExpired as exc:
-        raise AssertionError(f"{case.id}: no answer within {case.max_seconds + KILL_GRACE} s (the module hangs): "
-                             f"{(exc.stdout or '')[-2000:]}") from None
+        for case in cases:
+            if case.server or "{endpoint}" in json.dumps(case.args):
+                sims[case.id] = FakeVLLM(ttft=0.001, itl=0.001,
+                                         **(behaviour(case.server) if case.server else {})).start()
+            case_tmp = tmp_path / case.id
+            case_tmp.mkdir()
+            names = {"endpoint": sims[case.id].url if case.id in sims else "http://127.0.0.1:9", "tmp": str(case_tmp)}
+            writes[case.id] = _substitute(case.writes, names) if case.writes else None
+            tasks.append({"name": case.id, case.module: _mark_unsafe(_substitute(case.args, names)),
+                          "ignore_errors": True, "timeout": int(case.max_seconds + KILL_GRACE)})
+        playbook = tmp_path / "hostile.yml"
+        playbook.write_text(yaml.dump([{"hosts": "localhost", "connection": "local", "gather_facts": False,
+                                        "tasks": tasks}], Dumper=_unsafe_dumper(), sort_keys=False))
+        env = dict(_ansible_env(), ANSIBLE_LOAD_CALLBACK_PLUGINS="1", ANSIBLE_STDOUT_CALLBACK="ansible.posix.json")
+        bound = sum(case.max_seconds for case in cases) + KILL_GRACE
+        try:
+            proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", "localhost,", str(playbook)], cwd=TOP, env=env,
+                                  text=True, capture_output=True, check=False, timeout=bound)
+        except subprocess.TimeoutExpired as exc:
+            raise AssertionError(f"the batch did not end within {bound} s (a module hangs): "
+                                 f"{(exc.stdout or '')[-2000:]}") from None
     finally:
-        if sim is not None:
+        for sim in sims.values():
             sim.stop()
-    seconds = time.monotonic() - start
-    output = proc.stdout + "\n" + proc.stderr
     try:
-        result = json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]
+        ran = json.loads(proc.stdout)["plays"][0]["tasks"]
     except (ValueError, KeyError, IndexError) as exc:
-        raise AssertionError(f"{case.id}: no JSON result from ansible ({exc}):\n{output[-4000:]}") from exc
-    return result, output, seconds, _substitute(case.writes, names) if case.writes else None
+        raise AssertionError(f"no JSON result from ansible-playbook ({exc}):\n{proc.stdout[-3000:]}\n"
+                             f"{proc.stderr[-3000:]}") from exc
+    whole = proc.stdout + "\n" + proc.stderr
+    runs = {}
+    for task in ran:
+        case_id = task["task"]["name"]
+        result = task["hosts"]["localhost"]
+        runs[case_id] = (result, json.dumps(result, default=str) + "\n" + proc.stderr, _seconds(task), writes[case_id])
+    missing = [case.id for case in cases if case.id not in runs]
+    assert not missing, f"cases without a result (the run stopped?): {missing}\n{proc.stderr[-3000:]}"
+    for case in cases:
+        for number, secret in enumerate(case.secrets, 1):
+            assert secret not in whole, f"{case.id}: secret #{number} appears in the run's output"
+    return runs
 
 
-#: Cases run at a time. Each is one `ansible` process (about 1.5 s, mostly its own start-up) and, for some, a
-#: simulator thread here: two at a time on a 2-core machine halve the suite's wall time. The time bound is
-#: still checked per case, against its own start and end.
+#: Batches run at a time (one ansible-playbook each; some cases also run a simulator thread here): two on a
+#: 2-core machine. The time bound is still checked per case, against its own task's duration.
 PARALLEL = 2
 
 
 @pytest.fixture(scope="module")
 def _runs(request, tmp_path_factory):
-    """Every selected case, run PARALLEL at a time before the first test asserts: {id: (result...) or exception}."""
+    """Every selected case, in PARALLEL batches, before the first test asserts: {id: (result...) or exception}."""
     selected = {item.callspec.params["case"].id for item in request.session.items
                 if getattr(item, "callspec", None) and "case" in item.callspec.params
                 and item.module is request.module}
     cases = [case for _source, case in CASES if case.id in selected]
+    batches = [cases[start::PARALLEL] for start in range(PARALLEL)]
 
-    def one(case):
+    def one(batch):
         try:
-            return run_case(case, tmp_path_factory.mktemp(case.id))
-        # Any error is kept and re-raised by the case's own test.
+            return run_batch(batch, tmp_path_factory.mktemp("hostile"))
+        # Any error is kept and re-raised by each case of the batch.
         except Exception as exc:  # pylint: disable=broad-except
-            return exc
+            return {case.id: exc for case in batch}
 
+    runs = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=PARALLEL) as pool:
-        return dict(zip([case.id for case in cases], pool.map(one, cases)))
+        for batch_runs in pool.map(one, [batch for batch in batches if batch]):
+            runs.update(batch_runs)
+    return runs
 
 
 @pytest.mark.parametrize("source, case", CASES, ids=[case.id for _source, case in CASES])
