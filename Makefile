@@ -15,7 +15,7 @@ ANSIBLE_ENV := ANSIBLE_COLLECTIONS_PATH=$(COLL_LINK) ANSIBLE_FORCE_COLOR=0 PATH=
 # chromium: tests/integration/test_fleet.py opens the fleet report in headless Chromium.
 APT_PACKAGES := python3-venv git make tar zstd ca-certificates shellcheck chromium
 
-.PHONY: help deps venv collection demo test lint galaxy sanity units compat compat-venvs integration testbed nspawn docker bench changelog clean ee scale
+.PHONY: help deps venv collection demo test lint galaxy sanity units compat compat-venvs integration integration-shared integration-alone testbed nspawn docker bench changelog clean ee scale
 
 help:
 	@echo "make demo         run the main job on the built-in demo fleet"
@@ -107,6 +107,20 @@ compat-venvs: venv
 
 integration: collection testbed nspawn docker compat-venvs
 	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/pytest -p no:cacheprovider -v --durations=0 tests/integration
+
+# make test runs the integration suite in two parts (tests/utils/run_suites.sh). These files time nothing on
+# real vLLM (modules through the ansible CLI, fake servers, booted hosts, playbook checks): they run beside
+# the static suites. The rest (real vLLM benchmarks and start-ups, the role runs) runs alone after them.
+INTEGRATION_SHARED := $(addprefix tests/integration/,test_hostile_inputs.py test_speculative_modules.py \
+	test_jetson_facts.py test_external_commands.py test_playbook_patterns.py test_awx_survey.py \
+	test_vllm_health_exposure.py test_role_tasks.py test_benchmark_module_defaults.py \
+	test_vllm_service_info.py test_sim_fleet_infra.py)
+integration-shared: collection nspawn compat-venvs
+	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/pytest -p no:cacheprovider -v --durations=0 $(INTEGRATION_SHARED)
+
+integration-alone: collection testbed nspawn docker compat-venvs
+	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/pytest -p no:cacheprovider -v --durations=0 tests/integration \
+		$(addprefix --ignore=,$(INTEGRATION_SHARED))
 
 compat: venv
 	tests/utils/compat.sh
