@@ -10,10 +10,10 @@ Parts (``--parts``):
 
 * ``k``: ``target-deep`` + ``draft-deep-1layer`` (acceptance ~1.0) in float32. The baseline, then
   K = 4 (the role's start on a Thor with this test's setting), 5 and 6 (its two tuning steps by
-  default). The role's rules are applied to the verdicts: a step is tried while the best K's
-  acceptance rate at concurrency 1 is above ``--min-acceptance`` (0.6), kept when the verdict keeps
-  it and its concurrency-1 throughput beats the best so far; the first step that is not better ends
-  tuning.
+  default). The role's own functions (plugins/module_utils/_decision/tuning.py) decide on the
+  verdicts: a step is tried while the best K's acceptance rate at concurrency 1 is above
+  ``--min-acceptance`` (0.6), kept when the verdict keeps it and its concurrency-1 throughput beats
+  the best so far; the first step that is not better ends tuning.
 * ``batch``: ``target-deep`` in float32 under ``--max-num-batched-tokens 16 --max-num-seqs 8`` (a
   token budget that fits the baseline's batch of 8 but not 8 speculating requests), for each draft
   of ``--drafts``: the planned K = 4, then the batch-size-aware configuration
@@ -44,12 +44,16 @@ DTYPE = ["--dtype", "float32"]
 EAGER = ["--enforce-eager"]
 BUDGET = ["--max-num-batched-tokens", "16", "--max-num-seqs", "8"]
 K_START = 4
+#: The role's _jetson_spec_tune_max_k, and the utilisation its start on a Thor lowers to (the record's value).
+MAX_K = 16
+GPU_MEMORY_UTILIZATION = 0.7
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(TOP / ".build" / "collections"))
 # pylint: disable=wrong-import-position
 from sequential_decisions import OUT_DIR, bench, criteria, judge, prepare, render, saver, srv_mod  # noqa: E402
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_config import batch_aware_limit  # noqa: E402
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import tuning  # noqa: E402
 
 
 def workload(args, output_len):
@@ -103,37 +107,37 @@ def serve_args(args, *more):
 
 
 def part_k(args, records, save):
+    """The baseline, then K_START and its tuning steps, each measured; what the role does with them is decided by the
+    role's own functions (_decision.tuning: tuning_next, tuning_step); a K the role would not have tried is measured
+    and reported as such."""
     params = workload(args, args.output_len)
     base, wall, started = measure("k-baseline", serve_args(args), None, params, OUT_DIR)
     records.append(record("k", "baseline", None, base, wall, started))
     save()
-    best_k, best_tput, best_acceptance, stopped = None, None, None, None
+    tune, step = None, 0
     for k in range(K_START, K_START + 1 + args.tune_steps):
         spec = {"method": "draft_model", "model": "draft-deep-1layer", "num_speculative_tokens": k}
         cand, wall, started = measure(f"k{k}", serve_args(args), spec, params, OUT_DIR)
         verdict = judge(base, cand, num_speculative_tokens=k)
         tput = level(cand, 1, "throughput_tok_s")
-        if stopped is None and best_k is not None and not (best_acceptance or 0) > args.min_acceptance:
-            # The role tries K + 1 only while the best K's acceptance at c=1 is above the threshold (tune_step.yml).
-            stopped = f"acceptance rate {best_acceptance} at num_speculative_tokens {best_k} is not above {args.min_acceptance}"
         if k == K_START:
             role = "kept (the change itself)" if verdict["keep"] else "not kept: the change is reverted, no tuning"
             if verdict["keep"]:
-                best_k, best_tput, best_acceptance = k, tput, level(cand, 1, "acceptance_rate")
-        elif stopped is None and best_k is not None:
-            better = verdict["keep"] and tput > best_tput
-            role = f"step {k - K_START}: {'kept' if better else 'not better: tuning stops'}"
-            if better:
-                best_k, best_tput, best_acceptance = k, tput, level(cand, 1, "acceptance_rate")
-            else:
-                stopped = f"num_speculative_tokens {k} was not better"
+                tune = tuning.start(spec, GPU_MEMORY_UTILIZATION, cand["runs"])
+        elif tune is not None and tune["state"] == "go" and tuning.next_step(tune, args.min_acceptance, MAX_K)["go"]:
+            step += 1
+            tune = tuning.record_step(tune, step, k, {"healthy": True, "failure": None}, verdict, cand, args.tune_steps)
+            role = f"step {step}: {'kept' if tune['tried'][-1]['kept'] else 'not better: tuning stops'}"
         else:
+            if tune is not None and tune["state"] == "go":
+                tune = tuning.next_step(tune, args.min_acceptance, MAX_K)["tune"]
             role = "measured only (the role would not have tried it)"
         records.append(record("k", f"K={k}", spec, cand, wall, started, verdict, role=role))
         save()
         print(f"[tuning] K={k}: {verdict['verdict']}, c=1 {tput} tok/s; {role}", flush=True)
-    records.append({"part": "k", "label": "summary", "kept_k": best_k,
-                    "stopped": stopped or f"reached the {args.tune_steps} tuning step(s)"})
+    records.append({"part": "k", "label": "summary", "kept_k": tune["best"]["k"] if tune else None,
+                    "stopped": (tune["stopped"] or f"reached the {args.tune_steps} tuning step(s)") if tune
+                    else "the change itself was not kept"})
     save()
 
 
