@@ -5,11 +5,12 @@
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-"""The batch_aware_limit filter: see batch_aware_limit.yml."""
+"""The batch_aware_limit and batch_aware_trigger filters: see their .yml documentation."""
 
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_config import batch_aware_limit as _limit
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_config import batch_aware_trigger as _trigger
 
 
 def batch_aware_limit(max_batch, num_speculative_tokens, serve_args):
@@ -24,6 +25,22 @@ def batch_aware_limit(max_batch, num_speculative_tokens, serve_args):
                                  % (max_batch, num_speculative_tokens, exc))
 
 
+def batch_aware_trigger(verdict, max_batch, concurrency, vllm_version, speculative_config):
+    """Whether to try batch-size-aware speculation after ``verdict``: {'try': bool, 'why': reason or None}."""
+    if not isinstance(verdict, dict):
+        raise AnsibleFilterError('batch_aware_trigger: the verdict is %s, not speculative_verdict\'s result'
+                                 % type(verdict).__name__)
+    if not isinstance(concurrency, (list, tuple)):
+        raise AnsibleFilterError('batch_aware_trigger: concurrency is %s, not a list of levels'
+                                 % type(concurrency).__name__)
+    try:
+        attempt, why = _trigger(verdict, max_batch, list(concurrency), vllm_version, speculative_config)
+    except (TypeError, ValueError) as exc:
+        raise AnsibleFilterError('batch_aware_trigger: max_batch %r and the concurrency levels %r must be integers (%s)'
+                                 % (max_batch, concurrency, exc))
+    return {'try': attempt, 'why': why}
+
+
 class FilterModule(object):
     def filters(self):
-        return {'batch_aware_limit': batch_aware_limit}
+        return {'batch_aware_limit': batch_aware_limit, 'batch_aware_trigger': batch_aware_trigger}

@@ -14,6 +14,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._safe import InputError, dumps
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._version import version_at_least
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson import devices as _devices
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.serve_args import human_readable_int, last_option_value
@@ -207,6 +208,38 @@ def config_json(config):
         raise SpeculativeInputError('internal check failed: the speculative config %s contains characters that '
                                     'would need escaping in a unit file.' % text)
     return text
+
+
+def batch_aware_trigger(verdict, max_batch, concurrency, vllm_version, speculative_config):
+    """Whether the role tries batch-size-aware speculation after this ``verdict``: (try it, why not or None).
+
+    Tried when the planned configuration was not kept only because it regressed at the highest concurrency (the
+    verdict's ``c8_regression_only``: concurrency 1 passed), the role's N (``max_batch``, jetson_spec_batch_aware_max_batch)
+    is on and below the workload's highest level (``concurrency``), the server's vLLM is known to have
+    ``num_speculative_tokens_per_batch_size`` (CONFIG_KEYS_SINCE), and the configuration drafts K > 0 tokens and is
+    not batch-size-aware already.
+    """
+    config = speculative_config if isinstance(speculative_config, dict) else {}
+    n = int(max_batch)
+    levels = [int(level) for level in concurrency or []]
+    since = '.'.join('%d' % part for part in CONFIG_KEYS_SINCE['num_speculative_tokens_per_batch_size'])
+    if verdict.get('keep'):
+        return False, 'the planned configuration was kept'
+    if not verdict.get('c8_regression_only'):
+        return False, 'the planned configuration did not pass at concurrency 1 and regress only at the highest level'
+    if n <= 0:
+        return False, 'jetson_spec_batch_aware_max_batch is 0 (off)'
+    if not levels or n >= max(levels):
+        return False, ('jetson_spec_batch_aware_max_batch %d is not below the workload\'s highest concurrency %s'
+                       % (n, max(levels) if levels else 'none'))
+    if not version_at_least(vllm_version or None, since):
+        return False, ('the server\'s vLLM %s is not known to have num_speculative_tokens_per_batch_size (%s or later)'
+                       % (vllm_version or 'version (unknown)', since))
+    if int(config.get('num_speculative_tokens') or 0) <= 0:
+        return False, 'the configuration drafts no tokens (num_speculative_tokens 0)'
+    if 'num_speculative_tokens_per_batch_size' in config:
+        return False, 'the configuration is batch-size-aware already'
+    return True, None
 
 
 def batch_aware_limit(max_batch, num_speculative_tokens, serve_args):

@@ -62,3 +62,36 @@ def test_last_option_value_forms():
     assert last_option_value(['--max-num-seqs'], '--max-num-seqs') is None
     assert last_option_value([3, None, '--x', '1'], '--x') == '1'
     assert last_option_value(None, '--x') is None
+
+
+batch_aware_trigger = FilterModule().filters()['batch_aware_trigger']
+
+
+def test_the_trigger_filter_returns_try_and_why():
+    verdict = {'keep': False, 'c8_regression_only': True}
+    config = {'num_speculative_tokens': 4}
+    assert batch_aware_trigger(verdict, 4, [1, 8], '0.32.0', config) == {'try': True, 'why': None}
+    off = batch_aware_trigger(verdict, '0', [1, 8], '0.32.0', config)
+    assert off['try'] is False and off['why'].startswith('jetson_spec_batch_aware_max_batch is 0')
+
+
+def test_the_trigger_filter_names_its_bad_inputs():
+    with pytest.raises(AnsibleFilterError, match="the verdict is str"):
+        batch_aware_trigger('reject', 4, [1, 8], '0.32.0', {})
+    with pytest.raises(AnsibleFilterError, match="concurrency is int"):
+        batch_aware_trigger({}, 4, 8, '0.32.0', {})
+    with pytest.raises(AnsibleFilterError, match="must be integers"):
+        batch_aware_trigger({'c8_regression_only': True}, 'x', [1, 8], '0.32.0', {})
+
+
+def test_the_note_and_outcome_filters_name_their_bad_inputs():
+    from ansible_collections.jetson_llm.vllm.plugins.filter.outcome import FilterModule as OutcomeFilters
+    filters = OutcomeFilters().filters()
+    note = filters['batch_aware_note']({'verdict': 'reject', 'reasons': []}, {'max_batch': 0, 'reason': 'x'}, None, None, None)
+    assert note['tried'] is False
+    with pytest.raises(AnsibleFilterError, match="batch_aware_note: limit is str"):
+        filters['batch_aware_note']({}, '4', {}, {}, {})
+    with pytest.raises(AnsibleFilterError, match="verdict_outcome: the verdict is NoneType"):
+        filters['verdict_outcome']({}, None, {}, None, [], None, 'fixed')
+    with pytest.raises(AnsibleFilterError, match="resumed_reasons is str"):
+        filters['verdict_outcome']({}, {}, {}, None, 'resumed', None, 'fixed')

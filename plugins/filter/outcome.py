@@ -1,0 +1,38 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, jetson_llm.vllm maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+"""The batch_aware_note and verdict_outcome filters: see their .yml documentation."""
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import outcome as O
+
+
+def batch_aware_note(first, limit, config, health, judged):
+    """The record of a batch-size-aware attempt (tried or not) after the planned configuration's verdict."""
+    for what, value in (('the first verdict', first), ('limit', limit)):
+        if not isinstance(value, dict):
+            raise AnsibleFilterError('batch_aware_note: %s is %s, not a dictionary' % (what, type(value).__name__))
+    try:
+        return O.batch_aware_note(first, limit, config, health, judged)
+    except (TypeError, ValueError) as exc:
+        raise AnsibleFilterError('batch_aware_note: %s' % exc)
+
+
+def verdict_outcome(outcome, verdict, candidate, batch_aware, resumed_reasons, revert_check, measurement):
+    """The run's outcome after the verdict that decides."""
+    for what, value in (('the outcome', outcome), ('the verdict', verdict)):
+        if not isinstance(value, dict):
+            raise AnsibleFilterError('verdict_outcome: %s is %s, not a dictionary' % (what, type(value).__name__))
+    if resumed_reasons is not None and not isinstance(resumed_reasons, list):
+        raise AnsibleFilterError('verdict_outcome: resumed_reasons is %s, not a list' % type(resumed_reasons).__name__)
+    return O.after_verdict(outcome, verdict, candidate, batch_aware, resumed_reasons, revert_check, measurement)
+
+
+class FilterModule(object):
+    def filters(self):
+        return {'batch_aware_note': batch_aware_note, 'verdict_outcome': verdict_outcome}

@@ -1,0 +1,98 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, jetson_llm.vllm maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the speculative_decoding run's outcome says after its verdict (private, standard library only).
+
+* ``batch_aware_note()``: the record of a batch-size-aware attempt (tried or not, and why), after the planned
+  configuration passed at concurrency 1 but regressed at concurrency 8 (``spec_config.batch_aware_trigger``);
+* ``after_verdict()``: the outcome once the change is judged (kept: enabled; otherwise reverted), with the reasons
+  of the verdict that decided, the measurement, and a warning when the restored service measured slower than the
+  baseline.
+
+The role's tasks (verify.yml, batch_aware.yml) call them through the filters ``batch_aware_note`` and
+``verdict_outcome``.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+#: The keys of batch_aware_note() that go into the outcome's reasons, not into its ``batch_aware`` record.
+NOTE_ONLY = ('first_reasons', 'summary', 'reasons')
+
+_PASSED_C1 = 'The planned configuration passed at concurrency 1 but regressed at concurrency 8 (verdict %s); '
+
+
+def _mapping(value):
+    return value if isinstance(value, dict) else {}
+
+
+def batch_aware_note(first, limit, config, health, judged):
+    """The batch-size-aware attempt after the planned configuration's verdict ``first``: ``limit`` is
+    batch_aware_limit's result (``max_batch`` 0: nothing was tried, and its ``reason`` says why), ``config`` the
+    batch-size-aware configuration, ``health`` vllm_health's result for its start and ``judged`` its verdict (both
+    ignored when nothing was tried; ``judged`` also when it did not start)."""
+    first = _mapping(first)
+    limit = _mapping(limit)
+    max_batch = int(limit.get('max_batch') or 0)
+    if max_batch <= 0:
+        return {'tried': False, 'max_batch': 0, 'limit_reason': limit.get('reason'), 'speculative_config': None,
+                'healthy': None, 'failure': None, 'verdict': None, 'deltas': {}, 'drafting': None, 'kept': False,
+                'first_reasons': first.get('reasons'), 'reasons': [],
+                'summary': (_PASSED_C1 % first.get('verdict')) + 'batch-size-aware speculation was not tried: %s'
+                % limit.get('reason')}
+    health = _mapping(health)
+    judged = _mapping(judged)
+    healthy = bool(health.get('healthy'))
+    kept = healthy and bool(judged.get('keep'))
+    reason = limit.get('reason')
+    summary = (_PASSED_C1 % first.get('verdict')) + 'tried speculating only up to %s requests at a time ' % max_batch
+    summary += '(num_speculative_tokens_per_batch_size%s): ' % ((': ' + reason.rstrip('.')) if reason else '')
+    if healthy:
+        summary += 'verdict %s, %s.' % (judged.get('verdict'), 'kept' if kept else 'not kept')
+    else:
+        summary += 'it did not start: %s.' % health.get('failure')
+    return {'tried': True, 'max_batch': max_batch, 'limit_reason': reason, 'speculative_config': config,
+            'healthy': healthy, 'failure': health.get('failure'),
+            'verdict': judged.get('verdict') if healthy else None,
+            'deltas': judged.get('deltas') if healthy else {},
+            'drafting': judged.get('drafting') if healthy else None,
+            'kept': kept, 'first_reasons': first.get('reasons'),
+            'reasons': judged.get('reasons') if healthy else [], 'summary': summary}
+
+
+def after_verdict(outcome, verdict, candidate, batch_aware, resumed_reasons, revert_check, measurement):
+    """The outcome after ``verdict`` (the one that decides: the batch-size-aware attempt's when it was kept):
+    enabled when it keeps the change, reverted otherwise. ``candidate`` is the judged benchmark, ``batch_aware``
+    batch_aware_note()'s result (None when none was considered), ``resumed_reasons`` what an interrupted run's
+    recovery said first, ``revert_check`` the restored service's check (None when nothing was restored) and
+    ``measurement`` the role's jetson_spec_measurement."""
+    verdict = _mapping(verdict)
+    candidate = _mapping(candidate)
+    criteria = _mapping(verdict.get('criteria'))
+    if isinstance(batch_aware, dict):
+        judged_reasons = list(batch_aware.get('first_reasons') or []) + [batch_aware.get('summary')] + list(
+            batch_aware.get('reasons') or [])
+        record = dict((key, value) for key, value in batch_aware.items() if key not in NOTE_ONLY)
+    else:
+        judged_reasons, record = list(verdict.get('reasons') or []), None
+    check = _mapping(revert_check)
+    warning = [] if check.get('at_baseline_speed', True) else [
+        'Warning: the restored service measured %s x the baseline throughput at concurrency 1 (healthy, byte for '
+        'byte the previous service).' % check.get('ratio')]
+    sequential = _mapping(candidate.get('sequential')) if 'sequential' in candidate else None
+    return dict(outcome, **{
+        'status': 'enabled' if verdict.get('keep') else 'reverted',
+        'unsettled': _mapping(verdict.get('live_traffic')).get('verdict_without_it') is not None,
+        'reasons': list(resumed_reasons or []) + judged_reasons + warning,
+        'verdict': verdict.get('verdict'),
+        'verdict_summary': verdict.get('summary'),
+        'intervals': {'c1': _mapping(criteria.get('throughput_gain_c1')).get('interval'),
+                      'c8': _mapping(criteria.get('regression_c8')).get('interval')},
+        'measurement': {'mode': measurement,
+                        'requests': _mapping(sequential.get('requests')).get('total') if sequential is not None
+                        else None,
+                        'stopped': sequential.get('stopped') if sequential is not None else None,
+                        'reason': sequential.get('reason') if sequential is not None else None},
+        'batch_aware': record,
+        'deltas': verdict.get('deltas'),
+        'recommendation': verdict.get('recommendation')})

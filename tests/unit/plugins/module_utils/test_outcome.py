@@ -1,0 +1,85 @@
+"""The outcome after the verdict (_decision.outcome: batch_aware_note, after_verdict; verify.yml, batch_aware.yml)."""
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import outcome as O
+
+FIRST = {"keep": False, "verdict": "reject", "reasons": ["c=1 +40 %.", "c=8 -12 %."]}
+CONFIG = {"num_speculative_tokens_per_batch_size": [[1, 2, 4], [3, 65536, 0]]}
+LIMIT = {"max_batch": 2, "reason": "--max-num-batched-tokens 16 fits only 3 request(s) with 4 draft tokens."}
+UP = {"healthy": True, "failure": None}
+JUDGED = {"keep": True, "verdict": "accept", "deltas": {"throughput_gain_c1": 0.3}, "drafting": {"off_above": 2},
+          "reasons": ["c=1 +30 %, c=8 -1 %."]}
+PASSED = "The planned configuration passed at concurrency 1 but regressed at concurrency 8 (verdict reject); "
+
+# (limit, health, judged) -> (tried, kept, verdict, summary)
+NOTES = [
+    (LIMIT, UP, JUDGED, True, True, "accept",
+     PASSED + "tried speculating only up to 2 requests at a time (num_speculative_tokens_per_batch_size: "
+     "--max-num-batched-tokens 16 fits only 3 request(s) with 4 draft tokens): verdict accept, kept."),
+    ({"max_batch": 4, "reason": None}, UP, dict(JUDGED, keep=False, verdict="reject"), True, False, "reject",
+     PASSED + "tried speculating only up to 4 requests at a time (num_speculative_tokens_per_batch_size): "
+     "verdict reject, not kept."),
+    ({"max_batch": 4, "reason": None}, {"healthy": False, "failure": "oom"}, JUDGED, True, False, None,
+     PASSED + "tried speculating only up to 4 requests at a time (num_speculative_tokens_per_batch_size): "
+     "it did not start: oom."),
+    ({"max_batch": 0, "reason": "no batch fits"}, UP, JUDGED, False, False, None,
+     PASSED + "batch-size-aware speculation was not tried: no batch fits"),
+]
+
+
+@pytest.mark.parametrize("limit, health, judged, tried, kept, verdict, summary", NOTES)
+def test_the_batch_size_aware_note_says_what_was_tried_and_decided(limit, health, judged, tried, kept, verdict,
+                                                                   summary):
+    note = O.batch_aware_note(FIRST, limit, CONFIG, health, judged)
+    assert (note["tried"], note["kept"], note["verdict"], note["summary"]) == (tried, kept, verdict, summary)
+    assert note["first_reasons"] == FIRST["reasons"]
+    if not (tried and health["healthy"]):
+        assert note["reasons"] == [] and note["deltas"] == {} and note["drafting"] is None, note
+    if not tried:
+        assert note["speculative_config"] is None and note["max_batch"] == 0 and note["healthy"] is None
+
+
+VERDICT = {"keep": True, "verdict": "accept", "summary": "accept +40 %", "reasons": ["kept"], "deltas": {"d": 1},
+           "recommendation": {"keep": True},
+           "criteria": {"throughput_gain_c1": {"interval": [0.3, 0.5]}, "regression_c8": {"interval": [-0.02, 0.03]}}}
+OUTCOME = {"status": "pending", "reasons": [], "started": "2026-12-07T00:00:00Z", "handoff": {}}
+
+
+def test_a_kept_change_is_enabled_with_its_verdict_and_intervals():
+    new = O.after_verdict(OUTCOME, VERDICT, {"runs": []}, None, [], None, "fixed")
+    assert new["status"] == "enabled" and new["reasons"] == ["kept"] and new["unsettled"] is False
+    assert new["intervals"] == {"c1": [0.3, 0.5], "c8": [-0.02, 0.03]} and new["batch_aware"] is None
+    assert new["measurement"] == {"mode": "fixed", "requests": None, "stopped": None, "reason": None}
+    assert new["started"] == OUTCOME["started"] and OUTCOME["status"] == "pending"
+
+
+def test_a_sequential_measurement_records_its_requests_and_why_it_stopped():
+    candidate = {"sequential": {"requests": {"total": 40}, "stopped": "settled", "reason": "c=1 decided"}}
+    new = O.after_verdict(OUTCOME, dict(VERDICT, keep=False, verdict="reject"), candidate, None, [], None, "sequential")
+    assert new["status"] == "reverted"
+    assert new["measurement"] == {"mode": "sequential", "requests": 40, "stopped": "settled", "reason": "c=1 decided"}
+
+
+def test_the_batch_size_aware_reasons_come_after_the_first_verdicts_and_its_note_is_recorded():
+    note = O.batch_aware_note(FIRST, LIMIT, CONFIG, UP, JUDGED)
+    new = O.after_verdict(OUTCOME, JUDGED, {}, note, ["Resumed: rolled back."], None, "fixed")
+    assert new["reasons"] == ["Resumed: rolled back."] + FIRST["reasons"] + [note["summary"]] + JUDGED["reasons"]
+    assert new["batch_aware"]["kept"] is True and "summary" not in new["batch_aware"]
+    assert "first_reasons" not in new["batch_aware"] and "reasons" not in new["batch_aware"]
+
+
+@pytest.mark.parametrize("check, warned", [(None, False), ({"at_baseline_speed": True, "ratio": 0.99}, False),
+                                           ({"ratio": 1.0}, False), ({"at_baseline_speed": False, "ratio": 0.8}, True)])
+def test_a_slow_restored_service_is_a_warning_in_the_reasons(check, warned):
+    new = O.after_verdict(OUTCOME, dict(VERDICT, keep=False), {}, None, [], check, "fixed")
+    expected = ("Warning: the restored service measured 0.8 x the baseline throughput at concurrency 1 (healthy, byte "
+                "for byte the previous service).")
+    assert (expected in new["reasons"]) is warned
+
+
+@pytest.mark.parametrize("live, unsettled", [(None, False), ({}, False), ({"verdict_without_it": None}, False),
+                                              ({"verdict_without_it": "accept"}, True)])
+def test_a_keep_held_for_live_traffic_is_unsettled(live, unsettled):
+    assert O.after_verdict(OUTCOME, dict(VERDICT, live_traffic=live), {}, None, [], None, "fixed")["unsettled"] is unsettled
