@@ -5,11 +5,12 @@
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-"""Read an outcome record (the fact file's text) through its one owner: see outcome_record.yml."""
+"""The outcome record through its one owner (_decision.record): read it (outcome_record) and build this run's
+(outcome_summary). See their .yml documentation."""
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.record import parse
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.record import parse, summary
 
 
 def outcome_record(text, problem=False):
@@ -20,6 +21,18 @@ def outcome_record(text, problem=False):
     return (why or '') if problem else record
 
 
+def outcome_summary(facts, finished):
+    """This run's record, from the role's variables by name (SUMMARY_INPUTS) and the time it ends."""
+    if not isinstance(facts, dict):
+        raise AnsibleFilterError('outcome_summary takes the run\'s variables by name (a dict), not %s' % type(facts).__name__)
+    if not isinstance(finished, str):
+        raise AnsibleFilterError('outcome_summary: finished is %s, not an ISO 8601 time' % type(finished).__name__)
+    try:
+        return summary(facts, finished)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise AnsibleFilterError('outcome_summary: %s: %s' % (type(exc).__name__, exc))
+
+
 class FilterModule(object):
     def filters(self):
-        return {'outcome_record': outcome_record}
+        return {'outcome_record': outcome_record, 'outcome_summary': outcome_summary}

@@ -9,17 +9,13 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-SUMMARY_KEYS = ('concurrency', 'throughput_tok_s', 'tpot_ms_p50', 'ttft_ms_p50', 'itl_ms_p50', 'completed', 'failed')
-
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.record import run_summary as _run_summary
 
 def run_summary(run):
     """The numbers of one vllm_benchmark run that a fleet report shows."""
     if not isinstance(run, dict):
         raise AnsibleFilterError('run_summary takes one run of a vllm_benchmark result (a dict), not %s' % type(run).__name__)
-    summary = dict((key, run.get(key)) for key in SUMMARY_KEYS)
-    spec = run.get('spec_decode') or {}
-    summary['acceptance_rate'] = spec.get('acceptance_rate') if isinstance(spec, dict) else None
-    return summary
+    return _run_summary(run)
 
 
 class FilterModule(object):

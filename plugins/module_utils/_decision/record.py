@@ -152,6 +152,115 @@ def dumps(record):
     return text + '\n'
 
 
+# --- the record of one run, built from the run's facts -------------------------------------------------------------
+#: What a fleet report shows of one vllm_benchmark run (the record's baseline and candidate lists).
+SUMMARY_KEYS = ('concurrency', 'throughput_tok_s', 'tpot_ms_p50', 'ttft_ms_p50', 'itl_ms_p50', 'completed', 'failed')
+
+#: The role's variables the record is built from, by name (roles/speculative_decoding/vars/main.yml passes exactly
+#: these as _jetson_spec_record_inputs; a variable the run did not set is None).
+SUMMARY_INPUTS = (
+    '_jetson_spec_action', '_jetson_spec_record', '_jetson_spec_outcome', '__jetson_spec_plan', '_jetson_spec_attempt',
+    '_jetson_spec_attempts', '_jetson_spec_baseline', '_jetson_spec_candidate', '_jetson_spec_baseline_gmu',
+    '_jetson_spec_baseline_reused', '_jetson_spec_revert_check', 'ansible_facts', '_jetson_spec_vllm_version',
+    '_jetson_spec_state', 'vllm_service_name', '_vllm_service_path', '_jetson_spec_fingerprint',
+    '_jetson_spec_baseline_fingerprint', '_jetson_spec_fingerprint_parts', '_jetson_spec_baseline_age',
+    '_jetson_spec_overlay_committed', '_jetson_spec_cohort', '_jetson_spec_gate', '_jetson_spec_confirmation',
+    'inventory_hostname')
+
+#: What a host did in its cohort, by the run's action.
+COHORT_ROLES = {'verify': 'verified', 'confirm': 'confirmed', 'follow': 'followed', 'stop': 'stopped'}
+
+
+def run_summary(run):
+    """The numbers of one vllm_benchmark ``run`` that a record and a fleet report keep."""
+    summary = dict((key, run.get(key)) for key in SUMMARY_KEYS)
+    spec = run.get('spec_decode') or {}
+    summary['acceptance_rate'] = spec.get('acceptance_rate') if isinstance(spec, dict) else None
+    return summary
+
+
+def _mapping(value):
+    return value if isinstance(value, dict) else {}
+
+
+def _runs(benchmark):
+    return [run_summary(run) for run in _mapping(benchmark).get('runs') or [] if isinstance(run, dict)]
+
+
+def summary(facts, finished):
+    """The record of this run (what speculative_record writes, the run's report line and set_stats show).
+
+    ``facts``: the role's variables of SUMMARY_INPUTS by name (None when the run did not set one); ``finished``: the
+    time the run ends (ISO 8601, UTC). A host in sync keeps its record as it is; a reconciled one keeps it with this
+    run's reasons and end; every other action records its outcome, its configuration, its measurements, the host and
+    the fingerprints that say when to verify again.
+    """
+    missing = [name for name in SUMMARY_INPUTS if name not in facts]
+    if missing:
+        raise ValueError('the run facts lack %s' % ', '.join(missing))
+    action = facts['_jetson_spec_action']
+    previous = _mapping(facts['_jetson_spec_record'])
+    outcome = _mapping(facts['_jetson_spec_outcome'])
+    if action == 'in_sync':
+        return previous
+    if action == 'reconcile':
+        return dict(previous, reasons=outcome.get('reasons'), finished=finished)
+    plan = _mapping(facts['__jetson_spec_plan'])
+    attempt = _mapping(facts['_jetson_spec_attempt'])
+    jetson = _mapping(_mapping(facts['ansible_facts']).get('jetson'))
+    cohort = facts['_jetson_spec_cohort']
+    gate = _mapping(facts['_jetson_spec_gate'])
+    try:
+        baseline_gmu = float(facts['_jetson_spec_baseline_gmu'])
+    except (TypeError, ValueError):
+        baseline_gmu = 0.0
+    return {
+        'status': outcome.get('status'),
+        'reasons': outcome.get('reasons'),
+        'handoff': outcome.get('handoff', {}),
+        'verdict': outcome.get('verdict'),
+        'verdict_summary': outcome.get('verdict_summary'),
+        'intervals': outcome.get('intervals'),
+        'deltas': outcome.get('deltas', {}),
+        'recommendation': outcome.get('recommendation', {}),
+        'measurement': outcome.get('measurement'),
+        'method': plan.get('method'),
+        'speculative_config': attempt['speculative_config'] if 'speculative_config' in attempt
+        else plan.get('speculative_config', {}),
+        'num_speculative_tokens': outcome['num_speculative_tokens'] if 'num_speculative_tokens' in outcome
+        else plan.get('num_speculative_tokens'),
+        'tuning': outcome.get('tuning'),
+        'batch_aware': outcome.get('batch_aware'),
+        'baseline_gpu_memory_utilization': baseline_gmu,
+        'candidate_gpu_memory_utilization': attempt.get('gpu_memory_utilization'),
+        'attempts': facts['_jetson_spec_attempts'] or [],
+        'baseline': _runs(facts['_jetson_spec_baseline']),
+        'baseline_reused': bool(facts['_jetson_spec_baseline_reused'] or False),
+        'candidate': _runs(facts['_jetson_spec_candidate']),
+        'revert_check': facts['_jetson_spec_revert_check'],
+        'jetson': {'sku': jetson.get('sku'), 'variant': jetson.get('variant'),
+                   'product_line': jetson.get('product_line'), 'l4t': _mapping(jetson.get('l4t')).get('version'),
+                   'jetpack': jetson.get('jetpack')},
+        'vllm_version': facts['_jetson_spec_vllm_version'],
+        'exposure': _mapping(facts['_jetson_spec_state']).get('exposure'),
+        'service': facts['vllm_service_name'],
+        'service_path': facts['_vllm_service_path'],
+        'fingerprint': None if outcome.get('unsettled') else facts['_jetson_spec_fingerprint'],
+        'baseline_fingerprint': facts['_jetson_spec_baseline_fingerprint'],
+        'fingerprint_parts': facts['_jetson_spec_fingerprint_parts'],
+        'baseline_age_s': facts['_jetson_spec_baseline_age'],
+        'last_known_good': None,
+        'overlay': facts['_jetson_spec_overlay_committed'],
+        'started': outcome.get('started'),
+        'finished': finished,
+        'cohort': None if not isinstance(cohort, dict) else {
+            'key': cohort.get('key'), 'group': cohort.get('group'), 'label': cohort.get('label'),
+            'role': COHORT_ROLES.get(action),
+            'canary': (gate.get('verdict') or {}).get('canary', facts['inventory_hostname']),
+            'confirmation': facts['_jetson_spec_confirmation']},
+    }
+
+
 # --- Prometheus metrics (node_exporter's textfile collector) ------------------------------------------------------
 METRIC_PREFIX = 'jetson_llm_vllm_speculative_'
 _TIMESTAMP = re.compile(r'^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:Z|\+00:00)?Z?\Z')

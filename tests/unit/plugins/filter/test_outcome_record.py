@@ -1,7 +1,12 @@
-"""The outcome_record filter reads records through their one owner (module_utils/_decision/record.py)."""
+"""The outcome_record and outcome_summary filters read and build records through their one owner
+(module_utils/_decision/record.py)."""
 import json
 
-from ansible_collections.jetson_llm.vllm.plugins.filter.outcome_record import outcome_record
+import pytest
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.jetson_llm.vllm.plugins.filter.outcome_record import outcome_record, outcome_summary
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import record as R
 
 V1 = {"status": "enabled", "reasons": ["Accepted."], "fingerprint": "f" * 64}
@@ -11,3 +16,12 @@ def test_the_outcome_record_filter_reads_through_the_owner():
     assert outcome_record(json.dumps(V1)) == dict(V1, schema=R.SCHEMA_VERSION)
     assert outcome_record("") == {} and outcome_record("", problem=True) == ""
     assert outcome_record("{oops") == {} and "not JSON" in outcome_record("{oops", problem=True)
+
+
+def test_outcome_summary_names_its_bad_inputs():
+    with pytest.raises(AnsibleFilterError, match="takes the run's variables by name"):
+        outcome_summary(["_jetson_spec_action"], "2026-12-07T00:00:00Z")
+    with pytest.raises(AnsibleFilterError, match="finished is int"):
+        outcome_summary({}, 0)
+    with pytest.raises(AnsibleFilterError, match="the run facts lack _jetson_spec_action"):
+        outcome_summary({}, "2026-12-07T00:00:00Z")
