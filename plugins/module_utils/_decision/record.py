@@ -183,6 +183,13 @@ def _mapping(value):
     return value if isinstance(value, dict) else {}
 
 
+def _truthy(value):
+    """A flag as Ansible renders it (a bool, or its text under ansible-core 2.18: "True", "false", "yes")."""
+    if isinstance(value, str):
+        return value.strip().lower() in ('true', 'yes', 'on', '1')
+    return bool(value)
+
+
 def _runs(benchmark):
     return [run_summary(run) for run in _mapping(benchmark).get('runs') or [] if isinstance(run, dict)]
 
@@ -235,7 +242,7 @@ def summary(facts, finished):
         'candidate_gpu_memory_utilization': attempt.get('gpu_memory_utilization'),
         'attempts': facts['_jetson_spec_attempts'] or [],
         'baseline': _runs(facts['_jetson_spec_baseline']),
-        'baseline_reused': bool(facts['_jetson_spec_baseline_reused'] or False),
+        'baseline_reused': _truthy(facts['_jetson_spec_baseline_reused']),
         'candidate': _runs(facts['_jetson_spec_candidate']),
         'revert_check': facts['_jetson_spec_revert_check'],
         'jetson': {'sku': jetson.get('sku'), 'variant': jetson.get('variant'),

@@ -104,3 +104,9 @@ def test_a_missing_input_is_an_error_naming_it():
     del broken["_jetson_spec_gate"]
     with pytest.raises(ValueError, match="the run facts lack _jetson_spec_gate"):
         R.summary(broken, "t")
+
+
+@pytest.mark.parametrize("value, reused", [(True, True), (False, False), (None, False), ("True", True),
+                                           ("False", False), ("no", False)])
+def test_baseline_reused_is_a_flag_whatever_ansible_core_rendered(value, reused):
+    assert R.summary(facts(_jetson_spec_baseline_reused=value), "t")["baseline_reused"] is reused
