@@ -5,7 +5,8 @@
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-"""The batch_aware_note and verdict_outcome filters: see their .yml documentation."""
+"""The outcome filters (batch_aware_note, verdict_outcome, attempt_note, attempt_next, startup_failure_outcome): see
+their .yml documentation."""
 
 from ansible.errors import AnsibleFilterError
 
@@ -33,6 +34,39 @@ def verdict_outcome(outcome, verdict, candidate, batch_aware, resumed_reasons, r
     return O.after_verdict(outcome, verdict, candidate, batch_aware, resumed_reasons, revert_check, measurement)
 
 
+def _listed(name, what, value):
+    if value is not None and not isinstance(value, list):
+        raise AnsibleFilterError('%s: %s is %s, not a list' % (name, what, type(value).__name__))
+
+
+def attempt_note(attempts, index, attempt, health, memory):
+    """The start-up attempts with this one's entry added."""
+    _listed('attempt_note', 'the attempts', attempts)
+    try:
+        return O.attempt_note(attempts, index, attempt, health, memory)
+    except (TypeError, ValueError) as exc:
+        raise AnsibleFilterError('attempt_note: %s' % exc)
+
+
+def attempt_next(attempt, index, max_attempts, health, plan_next):
+    """The attempt after this one: up, try (the plan's next step) or failed."""
+    try:
+        return O.attempt_next(attempt, index, max_attempts, health, plan_next)
+    except (TypeError, ValueError) as exc:
+        raise AnsibleFilterError('attempt_next: index %r and max_attempts %r must be integers (%s)'
+                                 % (index, max_attempts, exc))
+
+
+def startup_failure_outcome(outcome, attempt, attempts, resumed_reasons):
+    """The outcome when no attempt started."""
+    if not isinstance(outcome, dict):
+        raise AnsibleFilterError('startup_failure_outcome: the outcome is %s, not a dictionary' % type(outcome).__name__)
+    _listed('startup_failure_outcome', 'the attempts', attempts)
+    _listed('startup_failure_outcome', 'resumed_reasons', resumed_reasons)
+    return O.after_startup_failure(outcome, attempt, attempts, resumed_reasons)
+
+
 class FilterModule(object):
     def filters(self):
-        return {'batch_aware_note': batch_aware_note, 'verdict_outcome': verdict_outcome}
+        return {'batch_aware_note': batch_aware_note, 'verdict_outcome': verdict_outcome, 'attempt_note': attempt_note,
+                'attempt_next': attempt_next, 'startup_failure_outcome': startup_failure_outcome}

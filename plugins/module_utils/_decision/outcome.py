@@ -96,3 +96,53 @@ def after_verdict(outcome, verdict, candidate, batch_aware, resumed_reasons, rev
         'batch_aware': record,
         'deltas': verdict.get('deltas'),
         'recommendation': verdict.get('recommendation')})
+
+
+# --- start-up attempts (attempt.yml, apply.yml) ---------------------------------------------------------------------
+#: The plan's next steps after a start-up failure that are another attempt (speculative_plan's previous_attempt).
+RETRY_STEPS = ('lower_gpu_memory_utilization', 'smaller_draft')
+
+
+def attempt_note(attempts, index, attempt, health, memory):
+    """``attempts`` with this start-up attempt's entry added: number ``index`` (0 for the first) started ``attempt``
+    (its speculative_config, gpu_memory_utilization and model), with vllm_health's result ``health`` and the memory
+    it started in; its ``summary`` is the sentence the outcome's reasons carry."""
+    health = _mapping(health)
+    attempt = _mapping(attempt)
+    what = attempt.get('model') or _mapping(attempt.get('speculative_config')).get('method')
+    if health.get('healthy'):
+        said = 'healthy after %s s' % health.get('elapsed_s')
+    else:
+        said = 'failed to start: %s' % health.get('failure')
+        if health.get('evidence'):
+            said += ' ("%s")' % health.get('evidence')
+    return list(attempts or []) + [{
+        'speculative_config': attempt.get('speculative_config'),
+        'gpu_memory_utilization': attempt.get('gpu_memory_utilization'),
+        'healthy': health.get('healthy'), 'failure': health.get('failure'), 'evidence': health.get('evidence'),
+        'elapsed_s': health.get('elapsed_s'), 'memory': memory,
+        'summary': 'Attempt %d (%s, --gpu-memory-utilization %s): %s' % (int(index) + 1, what,
+                                                                        attempt.get('gpu_memory_utilization'), said)}]
+
+
+def attempt_next(attempt, index, max_attempts, health, plan_next):
+    """The attempt after number ``index``: ``up`` when it serves; otherwise ``try`` the plan's next step
+    (``plan_next``: speculative_plan's result given this failure) while one is left and it is another start-up
+    (RETRY_STEPS), else ``failed`` with the plan's reasons and hand-off."""
+    if _mapping(health).get('healthy'):
+        return dict(_mapping(attempt), state='up')
+    plan_next = _mapping(plan_next)
+    if plan_next.get('enable') and plan_next.get('next_step') in RETRY_STEPS and int(index) + 1 < int(max_attempts):
+        return {'state': 'try', 'speculative_config': plan_next.get('speculative_config'),
+                'gpu_memory_utilization': plan_next.get('gpu_memory_utilization'), 'model': plan_next.get('model')}
+    return {'state': 'failed', 'reasons': plan_next.get('reasons'), 'handoff': plan_next.get('handoff')}
+
+
+def after_startup_failure(outcome, attempt, attempts, resumed_reasons):
+    """The outcome when no attempt started: reverted, with what an interrupted run's recovery said, the plan's
+    reasons for giving up, every attempt's sentence, and the plan's hand-off."""
+    attempt = _mapping(attempt)
+    return dict(outcome, status='reverted',
+                reasons=list(resumed_reasons or []) + list(attempt.get('reasons') or [])
+                + [entry.get('summary') for entry in attempts or []],
+                handoff=attempt.get('handoff', {}))

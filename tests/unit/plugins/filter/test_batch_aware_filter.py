@@ -95,3 +95,14 @@ def test_the_note_and_outcome_filters_name_their_bad_inputs():
         filters['verdict_outcome']({}, None, {}, None, [], None, 'fixed')
     with pytest.raises(AnsibleFilterError, match="resumed_reasons is str"):
         filters['verdict_outcome']({}, {}, {}, None, 'resumed', None, 'fixed')
+
+
+def test_the_attempt_filters_name_their_bad_inputs():
+    from ansible_collections.jetson_llm.vllm.plugins.filter.outcome import FilterModule as OutcomeFilters
+    filters = OutcomeFilters().filters()
+    with pytest.raises(AnsibleFilterError, match="attempt_note: the attempts is str"):
+        filters['attempt_note']('none', 0, {}, {}, {})
+    with pytest.raises(AnsibleFilterError, match="attempt_next: index 'x'"):
+        filters['attempt_next']({}, 'x', 3, {'healthy': False}, {'enable': True, 'next_step': 'smaller_draft'})
+    with pytest.raises(AnsibleFilterError, match="startup_failure_outcome: the outcome is list"):
+        filters['startup_failure_outcome']([], {}, [], [])

@@ -83,3 +83,52 @@ def test_a_slow_restored_service_is_a_warning_in_the_reasons(check, warned):
                                               ({"verdict_without_it": "accept"}, True)])
 def test_a_keep_held_for_live_traffic_is_unsettled(live, unsettled):
     assert O.after_verdict(OUTCOME, dict(VERDICT, live_traffic=live), {}, None, [], None, "fixed")["unsettled"] is unsettled
+
+
+# --- start-up attempts -----------------------------------------------------------------------------------------------
+ATTEMPT = {"state": "try", "speculative_config": {"method": "draft_model", "num_speculative_tokens": 4},
+           "gpu_memory_utilization": 0.7, "model": "/m/draft"}
+OOM = {"healthy": False, "failure": "oom", "evidence": "CUDA out of memory", "elapsed_s": 40}
+NEXT = {"enable": True, "next_step": "lower_gpu_memory_utilization", "speculative_config": {"num_speculative_tokens": 4},
+        "gpu_memory_utilization": 0.65, "model": "/m/draft", "reasons": ["lower it"], "handoff": {}}
+
+
+@pytest.mark.parametrize("attempt, health, summary", [
+    (ATTEMPT, {"healthy": True, "elapsed_s": 12.5}, "Attempt 2 (/m/draft, --gpu-memory-utilization 0.7): healthy after 12.5 s"),
+    (ATTEMPT, OOM, 'Attempt 2 (/m/draft, --gpu-memory-utilization 0.7): failed to start: oom ("CUDA out of memory")'),
+    (dict(ATTEMPT, model=None), dict(OOM, evidence=""),
+     "Attempt 2 (draft_model, --gpu-memory-utilization 0.7): failed to start: oom"),
+])
+def test_each_attempt_is_recorded_with_one_sentence(attempt, health, summary):
+    attempts = O.attempt_note([{"summary": "first"}], 1, attempt, health, {"available_before_mb": 900})
+    assert len(attempts) == 2 and attempts[-1]["summary"] == summary
+    assert attempts[-1]["memory"] == {"available_before_mb": 900} and attempts[-1]["failure"] == health.get("failure")
+
+
+@pytest.mark.parametrize("health, plan_next, index, max_attempts, state", [
+    ({"healthy": True}, {}, 0, 3, "up"),
+    (OOM, NEXT, 0, 3, "try"),
+    (OOM, dict(NEXT, next_step="smaller_draft", model="/m/small"), 1, 3, "try"),
+    (OOM, NEXT, 2, 3, "failed"),                                   # no attempt left
+    (OOM, dict(NEXT, enable=False), 0, 3, "failed"),               # the plan refuses
+    (OOM, dict(NEXT, next_step="refuse"), 0, 3, "failed"),         # not another start-up
+])
+def test_after_a_failed_start_the_plans_next_step_is_tried_while_attempts_are_left(health, plan_next, index,
+                                                                                  max_attempts, state):
+    after = O.attempt_next(ATTEMPT, index, max_attempts, health, plan_next)
+    assert after["state"] == state
+    if state == "up":
+        assert after == dict(ATTEMPT, state="up")
+    elif state == "try":
+        assert after == {"state": "try", "speculative_config": plan_next["speculative_config"],
+                         "gpu_memory_utilization": plan_next["gpu_memory_utilization"], "model": plan_next["model"]}
+    else:
+        assert after == {"state": "failed", "reasons": plan_next["reasons"], "handoff": plan_next["handoff"]}
+
+
+def test_no_attempt_served_the_outcome_is_reverted_with_every_attempt_said():
+    attempts = O.attempt_note([], 0, ATTEMPT, OOM, {})
+    failed = O.attempt_next(ATTEMPT, 0, 1, OOM, NEXT)
+    new = O.after_startup_failure(OUTCOME, failed, attempts, ["Resumed."])
+    assert new["status"] == "reverted" and new["handoff"] == {}
+    assert new["reasons"] == ["Resumed.", "lower it", attempts[0]["summary"]]
