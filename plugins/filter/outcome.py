@@ -5,12 +5,13 @@
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-"""The outcome filters (batch_aware_note, verdict_outcome, attempt_note, attempt_next, startup_failure_outcome): see
-their .yml documentation."""
+"""The outcome filters (after_plan, batch_aware_note, verdict_outcome, attempt_note, attempt_next,
+startup_failure_outcome): see their .yml documentation."""
 
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import outcome as O
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.lifecycle import ACTIONS, after_plan as _after_plan
 
 
 def batch_aware_note(first, limit, config, health, judged):
@@ -66,7 +67,16 @@ def startup_failure_outcome(outcome, attempt, attempts, resumed_reasons):
     return O.after_startup_failure(outcome, attempt, attempts, resumed_reasons)
 
 
+def after_plan(action, plan, is_jetson, outcome):
+    """The run's action and outcome once the plan has answered (a refusal ends the run as refuse)."""
+    if action not in ACTIONS:
+        raise AnsibleFilterError('after_plan: the action is %r; allowed: %s' % (action, ', '.join(ACTIONS)))
+    if not isinstance(outcome, dict):
+        raise AnsibleFilterError('after_plan: the outcome is %s, not a dictionary' % type(outcome).__name__)
+    return _after_plan(action, plan, bool(is_jetson), outcome)
+
+
 class FilterModule(object):
     def filters(self):
-        return {'batch_aware_note': batch_aware_note, 'verdict_outcome': verdict_outcome, 'attempt_note': attempt_note,
+        return {'after_plan': after_plan, 'batch_aware_note': batch_aware_note, 'verdict_outcome': verdict_outcome, 'attempt_note': attempt_note,
                 'attempt_next': attempt_next, 'startup_failure_outcome': startup_failure_outcome}

@@ -183,3 +183,20 @@ def lifecycle_table():
         removes = 'when it runs' if remove is None else ('yes' if remove else 'no')
         lines.append('| %d | %s | `%s` | %s | %s |' % (index + 1, when, action, removes, does))
     return '\n'.join(lines) + '\n'
+
+
+def after_plan(action, plan, is_jetson, outcome):
+    """The run's action and outcome once speculative_plan has answered: {'action', 'outcome'}.
+
+    A plan that refuses (``enable`` false: the device, the method or the inputs rule speculation out) ends a run that
+    was to ``verify`` (or to ``skip`` a service that is not running: a refusal holds for any service) as ``refuse``:
+    speculation that runs is removed, nothing is measured, and the outcome is ``refused`` on a Jetson (``skipped``
+    elsewhere) with the plan's reasons and hand-off. Any other action, a plan that was not asked (``plan`` None or
+    skipped) or a plan that enables, leaves both as they are.
+    """
+    plan = plan if isinstance(plan, dict) else {}
+    if action not in ('verify', 'skip') or not plan or plan.get('skipped') or plan.get('enable'):
+        return {'action': action, 'outcome': outcome}
+    return {'action': 'refuse',
+            'outcome': dict(outcome, status='refused' if is_jetson else 'skipped', reasons=plan.get('reasons'),
+                            handoff=plan.get('handoff'))}

@@ -106,3 +106,13 @@ def test_the_attempt_filters_name_their_bad_inputs():
         filters['attempt_next']({}, 'x', 3, {'healthy': False}, {'enable': True, 'next_step': 'smaller_draft'})
     with pytest.raises(AnsibleFilterError, match="startup_failure_outcome: the outcome is list"):
         filters['startup_failure_outcome']([], {}, [], [])
+
+
+def test_the_after_plan_filter_names_its_bad_inputs():
+    from ansible_collections.jetson_llm.vllm.plugins.filter.outcome import FilterModule as OutcomeFilters
+    after_plan = OutcomeFilters().filters()['after_plan']
+    assert after_plan('verify', {'enable': False, 'reasons': ['no']}, 'yes', {})['action'] == 'refuse'
+    with pytest.raises(AnsibleFilterError, match="after_plan: the action is 'maybe'; allowed: in_sync, verify"):
+        after_plan('maybe', {}, True, {})
+    with pytest.raises(AnsibleFilterError, match="after_plan: the outcome is NoneType"):
+        after_plan('verify', {}, True, None)

@@ -180,3 +180,27 @@ def test_an_operator_edit_is_named_not_shown_as_a_digest():
     assert L.changed_parts(before, after) == [
         'baseline.service (the unit, a drop-in or a compose file other than the overlay: an edit is the new '
         'baseline)']
+
+
+# --- after the plan (the filter after_plan; preflight.yml) ------------------------------------------------------------
+REFUSAL = {"enable": False, "reasons": ["Orin Nano: no memory for a draft."], "handoff": {"next": "ngram"}}
+PENDING = {"status": "pending", "reasons": [], "started": "t"}
+
+
+@pytest.mark.parametrize("action, plan, is_jetson, expected_action, status", [
+    ("verify", REFUSAL, True, "refuse", "refused"),
+    ("verify", REFUSAL, False, "refuse", "skipped"),
+    ("skip", REFUSAL, True, "refuse", "refused"),
+    ("verify", dict(REFUSAL, enable=True), True, "verify", "pending"),
+    ("verify", {"skipped": True, "changed": False}, True, "verify", "pending"),
+    ("verify", None, True, "verify", "pending"),
+    ("disable", REFUSAL, True, "disable", "pending"),
+    ("in_sync", REFUSAL, True, "in_sync", "pending"),
+])
+def test_a_refusing_plan_ends_a_run_that_was_to_verify_as_refuse(action, plan, is_jetson, expected_action, status):
+    after = L.after_plan(action, plan, is_jetson, PENDING)
+    assert after["action"] == expected_action and after["outcome"]["status"] == status
+    if expected_action == "refuse":
+        assert after["outcome"]["reasons"] == REFUSAL["reasons"] and after["outcome"]["handoff"] == REFUSAL["handoff"]
+    else:
+        assert after["outcome"] is PENDING
