@@ -9,6 +9,7 @@ __metaclass__ = type
 startup_failure_outcome): see their .yml documentation."""
 
 from ansible.errors import AnsibleFilterError
+from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import outcome as O
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.lifecycle import ACTIONS, after_plan as _after_plan
@@ -73,7 +74,11 @@ def after_plan(action, plan, is_jetson, outcome):
         raise AnsibleFilterError('after_plan: the action is %r; allowed: %s' % (action, ', '.join(ACTIONS)))
     if not isinstance(outcome, dict):
         raise AnsibleFilterError('after_plan: the outcome is %s, not a dictionary' % type(outcome).__name__)
-    return _after_plan(action, plan, bool(is_jetson), outcome)
+    try:
+        jetson = boolean(is_jetson, strict=True)
+    except TypeError as exc:
+        raise AnsibleFilterError('after_plan: is_jetson: %s' % exc)
+    return _after_plan(action, plan, jetson, outcome)
 
 
 class FilterModule(object):

@@ -111,7 +111,10 @@ def test_the_attempt_filters_name_their_bad_inputs():
 def test_the_after_plan_filter_names_its_bad_inputs():
     from ansible_collections.jetson_llm.vllm.plugins.filter.outcome import FilterModule as OutcomeFilters
     after_plan = OutcomeFilters().filters()['after_plan']
-    assert after_plan('verify', {'enable': False, 'reasons': ['no']}, 'yes', {})['action'] == 'refuse'
+    assert after_plan('verify', {'enable': False, 'reasons': ['no']}, 'yes', {})['outcome']['status'] == 'refused'
+    assert after_plan('verify', {'enable': False, 'reasons': ['no']}, 'False', {})['outcome']['status'] == 'skipped'
+    with pytest.raises(AnsibleFilterError, match="after_plan: is_jetson"):
+        after_plan('verify', {}, 'maybe', {})
     with pytest.raises(AnsibleFilterError, match="after_plan: the action is 'maybe'; allowed: in_sync, verify"):
         after_plan('maybe', {}, True, {})
     with pytest.raises(AnsibleFilterError, match="after_plan: the outcome is NoneType"):
