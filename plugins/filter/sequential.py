@@ -7,7 +7,7 @@ __metaclass__ = type
 
 """The sequential_problems filter: see sequential_problems.yml."""
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.sequential import role_settings_problems
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.sequential import role_settings_problems
 
 
 def sequential_problems(settings, concurrency):

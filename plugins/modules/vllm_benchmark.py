@@ -750,8 +750,8 @@ from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.runner imp
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.endpoint import cut, endpoint_argument_spec, url_password
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._files import write_atomic
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson.facts import benchmark_identity, gather_facts
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.sequential import DEFAULTS as SEQUENTIAL_DEFAULTS
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.sequential import check_sequential
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.sequential import DEFAULTS as SEQUENTIAL_DEFAULTS
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.sequential import check_sequential
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.verdict import REGRESSION_RULES
 
 #: Largest prompts_file read.

@@ -3,7 +3,7 @@
 A measurement, not a test (nothing here asserts a rate; docs/performance.md carries the table it prints).
 The simulator itself is tests/unit/plugins/module_utils/decision_sim.py (test_decision_error_rates.py asserts the
 rates on fewer pairs). It drives the collection's real decision code - ``_decision.verdict.verdict`` for the fixed protocol and
-``_decision.sequential.run_rounds`` for the sequential one - with synthetic, seeded request streams whose noise is
+``_server.sequential.run_rounds`` for the sequential one - with synthetic, seeded request streams whose noise is
 the CPU test bed's, measured with tests/benchmarks/aa_probe.py (docs/performance.md, "A/A calibration"):
 
 * concurrency 1: each request's TPOT varies by ``REQUEST_CV`` (9 %: the bootstrap's 1.9 % standard error of

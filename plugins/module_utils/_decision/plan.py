@@ -21,7 +21,7 @@ from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_che
     check_image_ref, check_int, check_model_ref, check_vllm_version, show)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_config import (
     MIN_VLLM_DRAFT_MODEL, MIN_VLLM_SPECULATIVE_CONFIG, config_json, validate_extra_config)
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.startup import FAILURE_KINDS
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.startup_failures import FAILURE_KINDS
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._version import parse_version
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.verdict import metric, runs_by_concurrency, unwrap_benchmark
 

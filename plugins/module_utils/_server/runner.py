@@ -23,7 +23,7 @@ import time
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._server import benchmark as bm
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._server import prompts as _prompts
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import sequential as _sequential
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server import sequential as _sequential
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.endpoint import cut, echo
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.http import (
     STALE_ERRORS, DeadlineExceeded, Endpoint, EndpointError, connection_is_stale, describe_exception, error_detail, timeout_hint)

@@ -21,9 +21,6 @@ import time
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.http import Endpoint, EndpointError
 
-# Every way a start-up fails (vllm_health's failure; speculative_plan's previous_attempt.failure).
-FAILURE_KINDS = ('config_rejected', 'kv_cache', 'oom', 'engine_init', 'crash_loop', 'early_exit', 'timeout')
-
 # Substrings vLLM prints (wording drifts between releases: match the stable parts), most specific
 # first. A start-up OOM is followed by "Engine core initialization failed", so memory patterns come
 # before the generic engine one; a rejected config never reaches the engine.

@@ -4,7 +4,7 @@
 """A Monte Carlo SIMULATOR of benchmark request streams for the keep-or-revert decision (issue 21).
 
 Not a component of the collection and never a stand-in for vLLM: it feeds the collection's real decision code
-(``_decision.verdict.verdict`` for the fixed protocol, ``_decision.sequential.run_rounds`` then the verdict for the
+(``_decision.verdict.verdict`` for the fixed protocol, ``_server.sequential.run_rounds`` then the verdict for the
 sequential one) with synthetic, seeded request streams whose noise is the CPU test bed's, measured with
 tests/benchmarks/aa_probe.py (docs/performance.md, "A/A calibration"):
 
@@ -29,7 +29,7 @@ import math
 import random
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._server import benchmark as bm
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import sequential as Q
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server import sequential as Q
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import verdict as V
 
 TOKENS = 128

@@ -160,7 +160,7 @@ def test_a_server_that_contradicts_itself_is_not_believed():
 
 def test_a_sequential_level_sums_its_rounds_requests():
     """measurement: sequential adds rounds to a level; its spec_decode is the requests' of all rounds."""
-    from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import sequential as S
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils._server import sequential as S
 
     def snap(drafts, draft_tokens, accepted, gen):
         return {'drafts': drafts, 'draft_tokens': draft_tokens, 'accepted_tokens': accepted, 'per_pos': {0: accepted},

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, jetson_llm.vllm maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Unit tests for sequential measurement (issue 10; plugins/module_utils/_decision/sequential.py).
+"""Unit tests for sequential measurement (issue 10; plugins/module_utils/_server/sequential.py).
 
 A fake runner stands in for the HTTP side: each concurrency level of each phase produces a known,
 seeded stream of requests (TPOT ~ N(mean, spread x mean), 128 output tokens, latency = TTFT +
@@ -20,7 +20,7 @@ import random
 import pytest
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._server import benchmark as bm
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import sequential as Q
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server import sequential as Q
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import spending as S
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import verdict as V
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_checks import SpeculativeInputError

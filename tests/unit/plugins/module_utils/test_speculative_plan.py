@@ -1294,7 +1294,7 @@ def test_startup_other_failures_refuse_with_a_handoff(failure):
 
 
 def test_every_failure_vllm_health_reports_is_a_valid_previous_attempt():
-    from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.startup import FAILURE_KINDS
+    from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.startup_failures import FAILURE_KINDS
     for failure in FAILURE_KINDS:
         result = run(previous_attempt={'failure': failure, 'gpu_memory_utilization': 0.7})
         assert result['next_step'] in ('lower_gpu_memory_utilization', 'smaller_draft', 'none'), failure

@@ -12,7 +12,7 @@ from statistics import NormalDist
 import pytest
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import bootstrap as B
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import sequential as Q
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._server import sequential as Q
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import spending as S
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import verdict as V
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_checks import SpeculativeInputError

@@ -1,6 +1,7 @@
 """Start-up failure classification and the health wait (module_utils/_server/startup.py)."""
 import pytest
 
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.startup_failures import FAILURE_KINDS
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._server import startup as st
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.systemd import parse_systemctl_show
 
@@ -57,8 +58,8 @@ def test_a_kv_cache_shortage_is_not_a_plain_oom_even_after_an_nvmap_line():
 
 
 def test_every_failure_kind_is_named_once():
-    assert len(set(st.FAILURE_KINDS)) == len(st.FAILURE_KINDS)
-    assert {kind for kind, _needles in st.LOG_PATTERNS} <= set(st.FAILURE_KINDS)
+    assert len(set(FAILURE_KINDS)) == len(FAILURE_KINDS)
+    assert {kind for kind, _needles in st.LOG_PATTERNS} <= set(FAILURE_KINDS)
 
 
 def test_a_memory_failure_wins_over_the_engine_line_that_follows_it():
