@@ -10,7 +10,7 @@ DOCUMENTATION = r'''
 ---
 module: speculative_overlay
 short_description: Write, commit or remove the speculative change of a vLLM service as a file of the collection's own
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - The speculative change of M(jetson_llm.vllm.speculative_decoding) on a systemd host is one drop-in file of this
     collection, C(zz-jetson-llm-speculative-2-candidate.conf) under C(/run) until kept, then

@@ -10,7 +10,7 @@ DOCUMENTATION = r'''
 ---
 module: speculative_record
 short_description: Write a host's speculative-decoding outcome record (the one writer of its schema)
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Writes the outcome record of M(jetson_llm.vllm.speculative_decoding) (by default
     C(/etc/ansible/facts.d/jetson_vllm_speculative.fact), so later plays see it as

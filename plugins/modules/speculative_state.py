@@ -10,7 +10,7 @@ DOCUMENTATION = r'''
 ---
 module: speculative_state
 short_description: Read a host's speculative-decoding state in one pass and decide what a run does
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Reads, on the target, everything the lifecycle of M(jetson_llm.vllm.speculative_decoding) depends on, in one
     pass, and returns one action from a closed set with its reasons. The role dispatches on RV(action).

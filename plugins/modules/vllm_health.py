@@ -9,7 +9,7 @@ __metaclass__ = type
 DOCUMENTATION = r'''
 module: vllm_health
 short_description: Wait until a vLLM service serves its model, or say why it does not
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Polls the server until C(GET /health) answers 200 B(and) C(GET /v1/models) lists O(model).
   - Watches the service manager at the same time (systemd C(NRestarts) and state, or the compose container's
