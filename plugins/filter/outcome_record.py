@@ -10,14 +10,17 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.record import parse, summary
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.record import NewerSchema, parse, summary
 
 
 def outcome_record(text, problem=False):
-    """The record (schema 2, migrated), or {} when damaged; with ``problem=true`` the reason instead."""
+    """The record, or {} when damaged or of a newer schema; with ``problem=true`` the reason instead."""
     if text is not None and not isinstance(text, (str, bytes)):
         raise AnsibleFilterError('outcome_record takes the text of a record file, not %s' % type(text).__name__)
-    record, why = parse(text if text else None)
+    try:
+        record, why = parse(text if text else None)
+    except NewerSchema as exc:
+        record, why = {}, '%s' % exc
     return (why or '') if problem else record
 
 

@@ -39,7 +39,10 @@ options:
     description:
       - The outcome record (JSON) of earlier runs, an absolute path.
       - A record that cannot be read (not a regular file, not JSON, nested too deep, a number JSON cannot carry, an
-        unknown status or schema) counts as none, with a warning saying why, and the host is verified again.
+        unknown status, no or an invalid schema) counts as none, with a warning saying why, and the host is verified
+        again.
+      - A record of a newer schema (written by a newer release of this collection) fails the module, naming both
+        versions; nothing is read further and nothing changes.
     type: path
     required: true
   guard_unit:
@@ -230,11 +233,11 @@ reasons:
   type: list
   elements: str
 record:
-  description: The recorded outcome (schema 2, migrated from an earlier schema), or an empty dictionary.
+  description: The recorded outcome (with its C(schema)), or an empty dictionary.
   returned: always
   type: dict
 record_problem:
-  description: Why the record file was ignored (damaged, unknown status, newer schema), or null.
+  description: Why the record file was ignored (damaged, unknown status, no schema), or null.
   returned: always
   type: str
 running:
@@ -335,7 +338,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.endpoint import exposure_warning
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.lifecycle import decide, fingerprint
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.record import MAX_RECORD_BYTES, parse
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.record import MAX_RECORD_BYTES, NewerSchema, parse
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.verdict import DEPRECATED_RULES
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._safe import InputError, check_name, check_path, end_of_options
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.info import (
@@ -489,7 +492,10 @@ class StateReader(object):
     def read_record(self):
         """The recorded outcome; a damaged one counts as none, with a warning saying why."""
         record_read, record_problem = _read(self.params['fact_file'], MAX_RECORD_BYTES)
-        self.record, parse_problem = parse(record_read.data) if record_read.data is not None else ({}, None)
+        try:
+            self.record, parse_problem = parse(record_read.data) if record_read.data is not None else ({}, None)
+        except NewerSchema as exc:
+            self.module.fail_json(msg='%s: %s. Nothing was changed.' % (self.params['fact_file'], exc))
         self.record_problem = record_problem or parse_problem
         if self.record_problem:
             self.module.warn('The recorded outcome %s is ignored: %s. It counts as no record: the host is verified '

@@ -29,8 +29,9 @@ if not os.path.exists(os.path.join(FIFO_PROJECT, "compose.yaml")):
 DAMAGED = os.path.join(tempfile.gettempdir(), "hostile-damaged-records-%d" % os.getuid())
 os.makedirs(DAMAGED, exist_ok=True)
 for _name, _content in (("nested.fact", "[" * 1048000),
-                        ("infinite.fact", '{"status": "enabled", "baseline_gpu_memory_utilization": 1e999}'),
-                        ("text-number.fact", '{"status": "enabled", "baseline_gpu_memory_utilization": "lots"}')):
+                        ("infinite.fact", '{"schema": 1, "status": "enabled", "baseline_gpu_memory_utilization": 1e999}'),
+                        ("text-number.fact", '{"schema": 1, "status": "enabled", "baseline_gpu_memory_utilization": "lots"}'),
+                        ("newer.fact", '{"schema": 99, "status": "enabled"}')):
     with open(os.path.join(DAMAGED, _name), "w") as _handle:
         _handle.write(_content)
 # A regular file where the record's directory belongs.
@@ -87,6 +88,9 @@ CASES = [
             outcome="ok", expect=("is ignored", "1e999", "verified again")),
     Hostile("state-record-number-is-text", STATE, state(fact_file=os.path.join(DAMAGED, "text-number.fact")),
             outcome="ok", expect=("is ignored", "baseline_gpu_memory_utilization is 'lots'", "verified again")),
+    # A newer release's record is not this one's to overwrite: the run stops, naming both schemas.
+    Hostile("state-record-newer-schema", STATE, state(fact_file=os.path.join(DAMAGED, "newer.fact")),
+            outcome="failed", expect=("newer.fact", "schema 99", "reads schema 1", "Nothing was changed")),
     Hostile("record-path-nul", RECORD, {"path": "{tmp}/x\u0000.fact", "record": {"status": "enabled"}},
             expect=("path", "a NUL byte")),
     Hostile("record-parent-is-a-file", RECORD, {"path": PARENT_FILE + "/jetson.fact", "record": {"status": "enabled"}},

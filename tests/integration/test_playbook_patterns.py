@@ -35,7 +35,7 @@ def test_a_pattern_that_matches_nothing_fails_before_anything_runs(name, tmp_pat
 
 def test_a_limit_outside_the_pattern_fails_and_a_matching_one_runs(tmp_path):
     fact = tmp_path / "jetson_vllm_speculative.fact"
-    fact.write_text(json.dumps({"schema": 2, "status": "refused", "reasons": ["test"]}))
+    fact.write_text(json.dumps({"schema": 1, "status": "refused", "reasons": ["test"]}))
     (tmp_path / "inv").write_text("[jetsons]\norin-1 ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n"
                                   "[others]\nthor-9 ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n")
     common = ["-i", "inv", "jetson_llm.vllm.report", "-e", f"jetson_spec_fact_file={fact}",

@@ -70,7 +70,7 @@ def _stable(result):
 
 def _offline_calls(tmp):
     """(module, args, check_mode): calls that need neither a network nor systemd."""
-    record = {"schema": 2, "status": "refused", "reasons": ["a reason with \u00e9 and a \"quote\""],
+    record = {"schema": 1, "status": "refused", "reasons": ["a reason with \u00e9 and a \"quote\""],
               "fingerprint": "ab" * 32}
     return [
         ("jetson_llm.vllm.jetson_facts", {"root": str(ROOTFS / "thor-t5000"), "run_nvpmodel": False}, False),

@@ -78,9 +78,9 @@ def decide(observed):
     """One action for one host.
 
     ``observed`` keys: ``service_exists`` (bool), ``running`` (bool: a main process runs),
-    ``running_speculative`` (bool: its command line has --speculative-config), ``record`` (a schema 2
+    ``running_speculative`` (bool: its command line has --speculative-config), ``record`` (a checked
     record or {}), ``record_problem`` (str or None), ``last_known_good`` (bool: a non-speculative service can be put
-    back, by removing the overlay or from an earlier release's copy),
+    back by removing the overlay),
     ``guard_armed`` (bool), ``state`` ('enabled' or 'disabled'), ``force_verify`` (bool),
     ``fingerprint`` (str: of the current inputs), ``fingerprint_parts`` (dict: what it was computed from, to
     name what changed), ``service_sha256`` (str or None: the service now without the overlay: the unit and its

@@ -6,11 +6,11 @@
 The module ``speculative_state`` reads it, the module ``speculative_record`` writes it and the fleet
 report reads it, all through this file. Standard library only (it runs on the targets).
 
-Schema 2 (this release) adds ``schema`` to the record of schema 1 (the previous releases, which had
-no ``schema`` key); every other key keeps its meaning, so a schema 1 record is migrated by adding it.
-A damaged record (not JSON, nested too deep, a number JSON cannot carry such as ``1e999``, not an object, an
-unknown status, a number field that is not a number, a newer schema) reads as no record, with the problem said,
-never as a crash: the host is verified again.
+Every record carries the ``schema`` it was written with (``SCHEMA_VERSION``, 1: the first release). A record of a
+newer schema, written by a newer release of this collection, is an error naming both versions (``NewerSchema``):
+this release does not overwrite what it cannot read. A damaged record (not JSON, nested too deep, a number JSON
+cannot carry such as ``1e999``, not an object, no or an invalid schema, an unknown status, a number field that is
+not a number) reads as no record, with the problem said, never as a crash: the host is verified again.
 """
 
 from __future__ import (absolute_import, division, print_function)
@@ -23,7 +23,7 @@ import time
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._safe import InputError, dumps as json_dumps, loads
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 1
 # What a record may say. ``pending``: a change is in flight (written before the restart, replaced by the
 # outcome); every other status is an outcome.
 STATUSES = ('enabled', 'reverted', 'refused', 'skipped', 'disabled', 'failed', 'pending')
@@ -92,29 +92,35 @@ def _normalise_numbers(record):
     return result
 
 
-def migrate(record):
-    """A record of any known schema -> (schema 2 record, problem or None)."""
+class NewerSchema(Exception):
+    """A record written by a newer release of this collection (a schema this one does not know)."""
+
+
+def check(record):
+    """A record read from a file -> (the record, problem or None); raises NewerSchema for a newer schema."""
     if not isinstance(record, dict):
         return {}, 'the record is not a JSON object'
-    schema = record.get('schema', 1)
+    schema = record.get('schema')
+    if schema is None:
+        return {}, 'the record has no schema (this collection writes schema %d)' % SCHEMA_VERSION
     if isinstance(schema, bool) or not isinstance(schema, int) or schema < 1:
         return {}, 'the record has an invalid schema %r' % (schema,)
     if schema > SCHEMA_VERSION:
-        return {}, ('the record has schema %d, newer than this collection (%d): written by a newer release'
-                    % (schema, SCHEMA_VERSION))
+        raise NewerSchema('the record has schema %d and this release of jetson_llm.vllm reads schema %d: it was written '
+                          'by a newer release. Run that release, or remove the record to verify the host again.'
+                          % (schema, SCHEMA_VERSION))
     status = record.get('status')
     if status not in STATUSES:
         return {}, 'the record has an unknown status %r (allowed: %s)' % (status, ', '.join(STATUSES))
     try:
-        migrated = _normalise_numbers(record)
+        return _normalise_numbers(record), None
     except RecordError as exc:
         return {}, '%s' % exc
-    migrated['schema'] = SCHEMA_VERSION
-    return migrated, None
 
 
 def parse(data):
-    """The bytes or text of a record file -> (record, problem or None); a damaged record is ({}, problem)."""
+    """The bytes or text of a record file -> (record, problem or None); a damaged record is ({}, problem), a record
+    of a newer schema raises NewerSchema."""
     if data is None:
         return {}, None
     if isinstance(data, (bytes, str)) and len(data) > MAX_RECORD_BYTES:
@@ -125,7 +131,7 @@ def parse(data):
         record = loads(data, 'the record', max_bytes=MAX_RECORD_BYTES)
     except InputError as exc:
         return {}, '%s' % exc
-    return migrate(record)
+    return check(record)
 
 
 def validate(record):

@@ -9,11 +9,14 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.jetson_llm.vllm.plugins.filter.outcome_record import outcome_record, outcome_summary
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import record as R
 
-V1 = {"status": "enabled", "reasons": ["Accepted."], "fingerprint": "f" * 64}
+RECORD = {"schema": R.SCHEMA_VERSION, "status": "enabled", "reasons": ["Accepted."], "fingerprint": "f" * 64}
 
 
 def test_the_outcome_record_filter_reads_through_the_owner():
-    assert outcome_record(json.dumps(V1)) == dict(V1, schema=R.SCHEMA_VERSION)
+    assert outcome_record(json.dumps(RECORD)) == RECORD
+    newer = json.dumps(dict(RECORD, schema=R.SCHEMA_VERSION + 1))
+    assert outcome_record(newer) == {}
+    assert "schema %d and this release" % (R.SCHEMA_VERSION + 1) in outcome_record(newer, problem=True)
     assert outcome_record("") == {} and outcome_record("", problem=True) == ""
     assert outcome_record("{oops") == {} and "not JSON" in outcome_record("{oops", problem=True)
 

@@ -1,4 +1,5 @@
-"""The outcome record's one owner (module_utils/_decision/record.py): read any schema, write only valid records."""
+"""The outcome record's one owner (module_utils/_decision/record.py): read its schema, refuse a newer one, write only
+valid records."""
 from __future__ import annotations
 
 import json
@@ -7,16 +8,23 @@ import pytest
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import record as R
 
-# A record as the previous release wrote it (schema 1: no "schema" key), abridged from a demo host.
-V1 = {"status": "enabled", "reasons": ["Accepted."], "fingerprint": "f" * 64, "service_sha256": "a" * 64,
-      "speculative_config": {"method": "draft_model", "model": "/models/d", "num_speculative_tokens": 4},
-      "baseline_gpu_memory_utilization": 0.75, "candidate_gpu_memory_utilization": 0.7}
+# A record as this release writes it, abridged from a demo host.
+RECORD = {"schema": R.SCHEMA_VERSION, "status": "enabled", "reasons": ["Accepted."], "fingerprint": "f" * 64,
+          "service_sha256": "a" * 64,
+          "speculative_config": {"method": "draft_model", "model": "/models/d", "num_speculative_tokens": 4},
+          "baseline_gpu_memory_utilization": 0.75, "candidate_gpu_memory_utilization": 0.7}
 
 
-def test_a_schema_1_record_is_migrated_keeping_every_key():
-    record, problem = R.parse(json.dumps(V1, indent=4).encode())
+def test_a_record_is_read_keeping_every_key():
+    record, problem = R.parse(json.dumps(RECORD, indent=4).encode())
     assert problem is None
-    assert record == dict(V1, schema=R.SCHEMA_VERSION)
+    assert record == RECORD
+
+
+def test_a_record_of_a_newer_schema_is_an_error_naming_both_versions():
+    with pytest.raises(R.NewerSchema, match="the record has schema 7 and this release of jetson_llm.vllm reads "
+                                            "schema %d: it was written by a newer release" % R.SCHEMA_VERSION):
+        R.parse(json.dumps(dict(RECORD, schema=7)))
 
 
 @pytest.mark.parametrize("data, words", [
@@ -25,20 +33,21 @@ def test_a_schema_1_record_is_migrated_keeping_every_key():
     (b"{not json", "not JSON"),
     (b"[1, 2]", "not a JSON object"),
     (b'"enabled"', "not a JSON object"),
-    (b'{"status": "maybe"}', "unknown status 'maybe'"),
-    (b'{"reasons": []}', "unknown status None"),
-    (b'{"status": "enabled", "schema": 99}', "newer than this collection"),
-    (b'{"status": "enabled", "schema": "2"}', "invalid schema"),
+    (b'{"schema": 1, "status": "maybe"}', "unknown status 'maybe'"),
+    (b'{"schema": 1, "reasons": []}', "unknown status None"),
+    (b'{"status": "enabled"}', "the record has no schema (this collection writes schema 1)"),
+    (b'{"status": "enabled", "schema": "1"}', "invalid schema"),
+    (b'{"status": "enabled", "schema": 0}', "invalid schema"),
     (b'{"status": "enabled", "schema": true}', "invalid schema"),
     (b"\xff\xfe", "not UTF-8"),
     (b" " * (R.MAX_RECORD_BYTES + 1), "larger than"),
     # Damaged beyond the parser's reach: a clear problem (the host is verified again), never a crash.
     (b"[" * R.MAX_RECORD_BYTES, "nests arrays or objects more than 64 deep"),
-    (b'{"status": "enabled", "baseline_gpu_memory_utilization": 1e999}', "1e999 (infinite as a float"),
-    (b'{"status": "enabled", "baseline_gpu_memory_utilization": NaN}', "NaN (not a number JSON can carry"),
-    (b'{"status": "enabled", "baseline_gpu_memory_utilization": "lots"}',
+    (b'{"schema": 1, "status": "enabled", "baseline_gpu_memory_utilization": 1e999}', "1e999 (infinite as a float"),
+    (b'{"schema": 1, "status": "enabled", "baseline_gpu_memory_utilization": NaN}', "NaN (not a number JSON can carry"),
+    (b'{"schema": 1, "status": "enabled", "baseline_gpu_memory_utilization": "lots"}',
      "the record field baseline_gpu_memory_utilization is 'lots', not a number or null"),
-    (b'{"status": "enabled", "tuning": {"from_k": 2.5}}', "the record field tuning.from_k is 2.5, not an integer"),
+    (b'{"schema": 1, "status": "enabled", "tuning": {"from_k": 2.5}}', "the record field tuning.from_k is 2.5, not an integer"),
 ])
 def test_a_damaged_record_reads_as_none_with_the_problem_said(data, words):
     record, problem = R.parse(data)
