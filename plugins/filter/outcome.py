@@ -6,7 +6,7 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 """The outcome filters (after_plan, batch_aware_note, verdict_outcome, attempt_note, attempt_next,
-startup_failure_outcome): see their .yml documentation."""
+startup_failure_outcome, failure_outcome): see their .yml documentation."""
 
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.parsing.convert_bool import boolean
@@ -81,7 +81,24 @@ def after_plan(action, plan, is_jetson, outcome):
     return _after_plan(action, plan, jetson, outcome)
 
 
+def failure_outcome(outcome, failure, revert_failure, changed, overlays, service):
+    """The outcome when a task failed after the change, the revert's failure kept apart from the first one."""
+    for what, value in (('the outcome', outcome), ('the failure', failure)):
+        if not isinstance(value, dict):
+            raise AnsibleFilterError('failure_outcome: %s is %s, not a dictionary' % (what, type(value).__name__))
+    if revert_failure is not None and not isinstance(revert_failure, dict):
+        raise AnsibleFilterError('failure_outcome: the revert failure is %s, not a dictionary or none'
+                                 % type(revert_failure).__name__)
+    _listed('failure_outcome', 'the overlays', overlays)
+    try:
+        changed = boolean(changed, strict=True)
+    except TypeError as exc:
+        raise AnsibleFilterError('failure_outcome: changed: %s' % exc)
+    return O.after_failure(outcome, failure, revert_failure, changed, overlays, service)
+
+
 class FilterModule(object):
     def filters(self):
         return {'after_plan': after_plan, 'batch_aware_note': batch_aware_note, 'verdict_outcome': verdict_outcome, 'attempt_note': attempt_note,
-                'attempt_next': attempt_next, 'startup_failure_outcome': startup_failure_outcome}
+                'attempt_next': attempt_next, 'startup_failure_outcome': startup_failure_outcome,
+                'failure_outcome': failure_outcome}

@@ -12,6 +12,9 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.record import NewerSchema, parse, summary
 
+#: What the role's vars lookup gives for a variable the run did not set.
+UNSET = '__unset__'
+
 
 def outcome_record(text, problem=False):
     """The record, or {} when damaged or of a newer schema; with ``problem=true`` the reason instead."""
@@ -30,6 +33,8 @@ def outcome_summary(facts, finished):
         raise AnsibleFilterError('outcome_summary takes the run\'s variables by name (a dict), not %s' % type(facts).__name__)
     if not isinstance(finished, str):
         raise AnsibleFilterError('outcome_summary: finished is %s, not an ISO 8601 time' % type(finished).__name__)
+    # The vars lookup's default=none means "no default": the role asks for UNSET instead.
+    facts = dict((name, None if value == UNSET else value) for name, value in facts.items())
     try:
         return summary(facts, finished)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:

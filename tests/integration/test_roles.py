@@ -533,7 +533,7 @@ def assert_record_is_reality(fleet, name, fact_file=FACT):
     fact = json.loads(fleet.read(name, fact_file))
     assert fact["status"] != "pending", fact
     assert (fact["status"] == "enabled") == ("speculative-config" in fleet.cmdline(name)), fact["reasons"]
-    assert fact["schema"] == 2
+    assert fact["schema"] == 1
     return fact
 
 
@@ -1142,3 +1142,53 @@ def test_startup_out_of_memory_lowers_then_tries_the_smaller_draft_a_random_one_
     assert fleet.read("thor-faults", UNIT) == unit_before
     assert "speculative-config" not in fleet.cmdline("thor-faults")
     assert healthy("thor-faults")
+
+
+def test_a_failure_after_the_change_whose_revert_fails_too_keeps_both_causes_and_says_what_to_do(fleet):
+    """The one path no real component can be made to take on purpose: the change fails and so does the revert.
+
+    Faults planted in thor-batch's SIMULATOR (tests/nspawn/jetson_batch_simulator.py, its profile's fault_* keys):
+    its engine dies after a few steps with speculation (the candidate benchmark fails), and a start without
+    --speculative-config fails (the previous service cannot come back). Last in the file: thor-batch is left with its
+    guard armed, as a host whose revert failed is.
+    """
+    host = fleet.hosts["thor-batch"]
+    profile = host.path("/etc/jetson-batch-simulator.json")
+    # From the kept batch-size-aware change of the test above to a host without speculation, then a new verification.
+    fleet.play("thor-batch", extra={**BATCH_SIM_VARS, "jetson_spec_state": "disabled"})
+    assert "speculative-config" not in fleet.cmdline("thor-batch") and healthy("thor-batch")
+    unit_before = fleet.read("thor-batch", UNIT)
+    profile.write_text(json.dumps({**BATCH_SIMULATOR_PROFILE, "fault_crash_after_speculative_steps": 40,
+                                   "fault_start_fails_without_speculation": True}))
+    try:
+        _rc, out = fleet.play("thor-batch", extra={**BATCH_SIM_VARS, "jetson_spec_tune_max_steps": 0}, expect_rc=2)
+    finally:
+        profile.write_text(json.dumps(BATCH_SIMULATOR_PROFILE))
+    fact = fleet.fact("thor-batch")
+    assert fact["status"] == "failed", fact
+    reasons = fact["reasons"]
+    # The cause first (the candidate benchmark), not the revert's failure that came after it.
+    first = [r for r in reasons if r.startswith('Task "')]
+    assert len(first) == 1 and first[0].startswith('Task "Benchmark the running service'), reasons
+    revert = [r for r in reasons if r.startswith("REVERT FAILED")]
+    assert len(revert) == 1, reasons
+    # The revert's own task and message: the restored service never came up (the simulator's planted fault).
+    assert revert[0].startswith('REVERT FAILED (task "Wait until the service serves the model'), revert
+    assert "is not healthy" in revert[0], revert
+    assert revert[0].endswith("then restart vllm."), revert
+    assert "The previous service was restored" not in " ".join(reasons)
+    assert "REVERT FAILED" in out and first[0][:60] in out, "the run's failure message shows both"
+    # The guard is still armed: the host keeps trying to restore itself.
+    state = host.nsenter(["systemctl", "is-active", "jetson-spec-guard-vllm.timer"], check=False)
+    assert state.stdout.strip() == "active", "the guard must stay armed when the revert failed"
+    # What the message tells the operator works (the fault is gone now): remove the overlays, restart.
+    paths = re.search(r"remove (\S+) and (\S+), then restart", revert[0]).groups()
+    assert CANDIDATE in paths and OVERLAY in paths, paths
+    host.nsenter(["rm", "-f", *paths])
+    host.nsenter(["systemctl", "daemon-reload"])
+    host.nsenter(["systemctl", "restart", "vllm.service"])
+    deadline = time.monotonic() + 60
+    while not healthy("thor-batch") and time.monotonic() < deadline:
+        time.sleep(1)
+    assert healthy("thor-batch") and "speculative-config" not in fleet.cmdline("thor-batch")
+    assert fleet.read("thor-batch", UNIT) == unit_before, "the unit itself was never written"

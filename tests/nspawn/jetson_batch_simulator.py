@@ -70,6 +70,11 @@ PROFILE = {
     'startup_s': 2.0,
     'version': '0.32.0',
     'max_model_len': 1024,
+    # Planted faults, for the tests of what the role does when things break (off by default): the engine dies
+    # after this many steps when speculating (0: never), as a crashed vLLM engine ends its process; a start
+    # without --speculative-config fails (the previous service cannot come back).
+    'fault_crash_after_speculative_steps': 0,
+    'fault_start_fails_without_speculation': False,
 }
 DEFAULT_CONFIG = '/etc/jetson-batch-simulator.json'
 
@@ -151,6 +156,7 @@ class Engine(threading.Thread):
         self.waiting = []
         self.running = []
         self.steps = {}
+        self.speculative_steps = 0
 
     def submit(self, request):
         with self.cond:
@@ -187,6 +193,10 @@ class Engine(threading.Thread):
                 self.running.extend(joining)
                 batch = len(self.running)
             k = k_for(self.spec, batch)
+            self.speculative_steps += 1 if self.spec else 0
+            crash_after = int(self.profile['fault_crash_after_speculative_steps'])
+            if crash_after and self.speculative_steps > crash_after:
+                raise RuntimeError('planted fault: the engine dies after %d steps with speculation' % crash_after)
             prefill = sum(r.prompt_tokens for r in joining)
             ms = step_ms(self.profile, len(decoding), k, prefill, bool(self.spec))
             ms *= 1.0 + self.profile['step_jitter'] * (2.0 * self.rng.random() - 1.0)
@@ -336,6 +346,8 @@ def main(argv=None):
         problem = check_spec(spec)
         if problem:
             fail(problem)
+    if spec is None and profile['fault_start_fails_without_speculation']:
+        fail('planted fault: a start without --speculative-config fails')
     name = args.served_model_name[0] if args.served_model_name else args.model
     print('INFO SIMULATOR: jetson_batch_simulator serving %s (K by batch size: %s), not vLLM'
           % (name, json.dumps({b: k_for(spec, b) for b in (1, 2, 4, 8)})), flush=True)

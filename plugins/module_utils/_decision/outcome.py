@@ -11,6 +11,11 @@
 
 The role's tasks (verify.yml, batch_aware.yml) call them through the filters ``batch_aware_note`` and
 ``verdict_outcome``.
+
+* ``after_failure()``: the outcome when a task failed after the change (main.yml's ``rescue``): the failure that
+  started it first, then either the revert's proof or, when the revert failed too, its own failure and what the
+  operator must do. The first failure is kept apart from the revert's (a nested ``rescue`` rebinds
+  ``ansible_failed_task``), so the cause is never lost.
 """
 
 from __future__ import (absolute_import, division, print_function)
@@ -146,3 +151,32 @@ def after_startup_failure(outcome, attempt, attempts, resumed_reasons):
                 reasons=list(resumed_reasons or []) + list(attempt.get('reasons') or [])
                 + [entry.get('summary') for entry in attempts or []],
                 handoff=attempt.get('handoff', {}))
+
+
+#: How much of a failure's message the record keeps (a module's message can be a whole traceback).
+FAILURE_MSG_CHARS = 600
+REVERT_MSG_CHARS = 400
+
+
+def _cut(text, limit):
+    text = '' if text is None else str(text)
+    return text if len(text) <= limit else text[:limit - 3].rstrip() + '...'
+
+
+def after_failure(outcome, failure, revert_failure, changed, overlays, service):
+    """The outcome of a run a task failed in: status failed; the reasons so far, the failed task and its message
+    (``failure``: ``task``, ``msg``), then, when the host was changed (``changed``), either that the previous service
+    was restored and is healthy, or (``revert_failure`` given) that the revert failed too, with its own task and
+    message, the ``overlays`` to remove and the ``service`` to restart."""
+    failure = _mapping(failure)
+    reasons = list(_mapping(outcome).get('reasons') or [])
+    reasons.append('Task "%s" failed: %s' % (failure.get('task') or '?',
+                                            _cut(failure.get('msg') or 'no message', FAILURE_MSG_CHARS)))
+    if revert_failure:
+        revert_failure = _mapping(revert_failure)
+        reasons.append('REVERT FAILED (task "%s"): %s The host needs an operator; remove %s, then restart %s.' % (
+            revert_failure.get('task') or '?', _cut(revert_failure.get('msg') or 'no message', REVERT_MSG_CHARS),
+            ' and '.join(str(path) for path in overlays or []), service))
+    elif changed:
+        reasons.append('The previous service was restored and is healthy.')
+    return dict(_mapping(outcome), status='failed', reasons=reasons)

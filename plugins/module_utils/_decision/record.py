@@ -215,7 +215,9 @@ def summary(facts, finished):
     previous = _mapping(facts['_jetson_spec_record'])
     outcome = _mapping(facts['_jetson_spec_outcome'])
     if action == 'in_sync':
-        return previous
+        # Nothing recorded and nothing to do (jetson_spec_state: disabled on a host the loop never changed): the
+        # outcome, with its reasons; nothing is written.
+        return previous or {'status': outcome.get('status'), 'reasons': outcome.get('reasons') or [], 'handoff': {}}
     if action == 'reconcile':
         return dict(previous, reasons=outcome.get('reasons'), finished=finished)
     plan = _mapping(facts['__jetson_spec_plan'])

@@ -119,3 +119,20 @@ def test_the_after_plan_filter_names_its_bad_inputs():
         after_plan('maybe', {}, True, {})
     with pytest.raises(AnsibleFilterError, match="after_plan: the outcome is NoneType"):
         after_plan('verify', {}, True, None)
+
+
+def test_the_failure_outcome_filter_reads_changed_as_ansible_does_and_names_its_bad_inputs():
+    from ansible_collections.jetson_llm.vllm.plugins.filter.outcome import FilterModule as OutcomeFilters
+    failure_outcome = OutcomeFilters().filters()['failure_outcome']
+    first = {'task': 'Benchmark', 'msg': 'boom'}
+    new = failure_outcome({'reasons': []}, first, None, 'True', ['/run/a.conf'], 'vllm')
+    assert new['reasons'] == ['Task "Benchmark" failed: boom', 'The previous service was restored and is healthy.']
+    assert failure_outcome({}, first, None, 'false', [], 'vllm')['reasons'] == ['Task "Benchmark" failed: boom']
+    with pytest.raises(AnsibleFilterError, match="failure_outcome: changed"):
+        failure_outcome({}, first, None, 'perhaps', [], 'vllm')
+    with pytest.raises(AnsibleFilterError, match="failure_outcome: the failure is str"):
+        failure_outcome({}, 'boom', None, True, [], 'vllm')
+    with pytest.raises(AnsibleFilterError, match="failure_outcome: the revert failure is str"):
+        failure_outcome({}, first, 'boom', True, [], 'vllm')
+    with pytest.raises(AnsibleFilterError, match="failure_outcome: the overlays is str"):
+        failure_outcome({}, first, None, True, '/run/a.conf', 'vllm')

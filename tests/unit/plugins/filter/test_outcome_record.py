@@ -28,3 +28,14 @@ def test_outcome_summary_names_its_bad_inputs():
         outcome_summary({}, 0)
     with pytest.raises(AnsibleFilterError, match="the run facts lack _jetson_spec_action"):
         outcome_summary({}, "2026-12-07T00:00:00Z")
+
+
+def test_outcome_summary_reads_the_lookups_unset_marker_as_nothing():
+    # The role's vars lookup gives '__unset__' for a variable the run did not set (its default=none means no default).
+    base = dict.fromkeys(R.SUMMARY_INPUTS, "__unset__")
+    base.update(_jetson_spec_action="verify", _jetson_spec_outcome={"status": "reverted", "reasons": ["r"]},
+                _jetson_spec_baseline_gmu=0.75, ansible_facts={})
+    nothing = {name: (None if value == "__unset__" else value) for name, value in base.items()}
+    summary = outcome_summary(base, "t")
+    assert summary == outcome_summary(nothing, "t")
+    assert summary["status"] == "reverted" and "__unset__" not in json.dumps(summary)

@@ -132,3 +132,35 @@ def test_no_attempt_served_the_outcome_is_reverted_with_every_attempt_said():
     new = O.after_startup_failure(OUTCOME, failed, attempts, ["Resumed."])
     assert new["status"] == "reverted" and new["handoff"] == {}
     assert new["reasons"] == ["Resumed.", "lower it", attempts[0]["summary"]]
+
+
+# --- a task failed after the change (main.yml's rescue) ---------------------------------------------------------
+FIRST_FAILURE = {"task": "Benchmark the speculative service", "msg": "12 of 12 requests failed"}
+REVERT_FAILURE = {"task": "Wait until the restored service is healthy", "msg": "vllm.service failed to start"}
+OVERLAYS = ["/run/systemd/system/vllm.service.d/candidate.conf", "/etc/systemd/system/vllm.service.d/kept.conf"]
+
+
+@pytest.mark.parametrize("revert_failure, changed, last", [
+    (None, True, "The previous service was restored and is healthy."),
+    (None, False, None),
+    (REVERT_FAILURE, True,
+     'REVERT FAILED (task "Wait until the restored service is healthy"): vllm.service failed to start The host needs '
+     "an operator; remove /run/systemd/system/vllm.service.d/candidate.conf and "
+     "/etc/systemd/system/vllm.service.d/kept.conf, then restart vllm."),
+])
+def test_a_failure_keeps_its_first_cause_and_says_whether_the_revert_worked(revert_failure, changed, last):
+    new = O.after_failure(dict(OUTCOME, reasons=["Resumed."]), FIRST_FAILURE, revert_failure, changed, OVERLAYS, "vllm")
+    assert new["status"] == "failed"
+    expected = ["Resumed.", 'Task "Benchmark the speculative service" failed: 12 of 12 requests failed']
+    assert new["reasons"] == expected + ([last] if last else [])
+    assert OUTCOME["status"] != "failed", "the outcome given is not changed in place"
+
+
+def test_a_failures_message_is_cut_and_a_missing_one_is_named():
+    new = O.after_failure({"status": "pending"}, {"task": None, "msg": "x" * 5000}, {"msg": "y" * 5000}, True,
+                          OVERLAYS, "vllm")
+    first, revert = new["reasons"]
+    assert first.startswith('Task "?" failed: xxx') and first.endswith("...")
+    assert len(first) < O.FAILURE_MSG_CHARS + 40
+    assert revert.startswith('REVERT FAILED (task "?"): yyy') and "y" * (O.REVERT_MSG_CHARS + 1) not in revert
+    assert O.after_failure({}, {}, None, False, [], "vllm")["reasons"] == ['Task "?" failed: no message']

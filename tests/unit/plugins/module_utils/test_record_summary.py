@@ -95,6 +95,10 @@ def test_an_unsettled_keep_is_recorded_without_a_fingerprint_so_the_next_run_ver
 
 def test_in_sync_keeps_the_record_and_reconcile_keeps_it_with_this_runs_reasons_and_end():
     assert R.summary(facts(_jetson_spec_action="in_sync"), "t") == FACTS["_jetson_spec_record"]
+    # Disabled on a host the loop never changed: nothing recorded, the outcome says it (no record is written).
+    never = R.summary(facts(_jetson_spec_action="in_sync", _jetson_spec_record={},
+                            _jetson_spec_outcome={"status": "disabled", "reasons": ["off, as asked"]}), "t")
+    assert never == {"status": "disabled", "reasons": ["off, as asked"], "handoff": {}}
     reconciled = R.summary(facts(_jetson_spec_action="reconcile"), "t")
     assert reconciled == dict(FACTS["_jetson_spec_record"], reasons=["kept"], finished="t")
 
