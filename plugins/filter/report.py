@@ -11,6 +11,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.record import run_summary as _run_summary
 
+
 def run_summary(run):
     """The numbers of one vllm_benchmark run that a fleet report shows."""
     if not isinstance(run, dict):

@@ -126,8 +126,8 @@ def attempt_note(attempts, index, attempt, health, memory):
         'gpu_memory_utilization': attempt.get('gpu_memory_utilization'),
         'healthy': health.get('healthy'), 'failure': health.get('failure'), 'evidence': health.get('evidence'),
         'elapsed_s': health.get('elapsed_s'), 'memory': memory,
-        'summary': 'Attempt %d (%s, --gpu-memory-utilization %s): %s' % (int(index) + 1, what,
-                                                                        attempt.get('gpu_memory_utilization'), said)}]
+        'summary': 'Attempt %d (%s, --gpu-memory-utilization %s): %s' % (
+            int(index) + 1, what, attempt.get('gpu_memory_utilization'), said)}]
 
 
 def attempt_next(attempt, index, max_attempts, health, plan_next):
@@ -170,8 +170,8 @@ def after_failure(outcome, failure, revert_failure, changed, overlays, service):
     message, the ``overlays`` to remove and the ``service`` to restart."""
     failure = _mapping(failure)
     reasons = list(_mapping(outcome).get('reasons') or [])
-    reasons.append('Task "%s" failed: %s' % (failure.get('task') or '?',
-                                            _cut(failure.get('msg') or 'no message', FAILURE_MSG_CHARS)))
+    reasons.append('Task "%s" failed: %s' % (
+        failure.get('task') or '?', _cut(failure.get('msg') or 'no message', FAILURE_MSG_CHARS)))
     if revert_failure:
         revert_failure = _mapping(revert_failure)
         reasons.append('REVERT FAILED (task "%s"): %s The host needs an operator; remove %s, then restart %s.' % (

@@ -31,8 +31,8 @@ CASES = [
 
 
 @pytest.mark.parametrize("verdict, n, levels, version, config, tried, why", CASES)
-def test_tried_only_after_a_regression_at_the_highest_level_alone_on_a_vllm_that_has_it(verdict, n, levels, version,
-                                                                                      config, tried, why):
+def test_tried_only_after_a_regression_at_the_highest_level_alone_on_a_vllm_that_has_it(
+        verdict, n, levels, version, config, tried, why):
     attempt, reason = batch_aware_trigger(verdict, n, levels, version, config)
     assert attempt is tried
     if why is None:

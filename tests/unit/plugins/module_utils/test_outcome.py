@@ -79,8 +79,8 @@ def test_a_slow_restored_service_is_a_warning_in_the_reasons(check, warned):
     assert (expected in new["reasons"]) is warned
 
 
-@pytest.mark.parametrize("live, unsettled", [(None, False), ({}, False), ({"verdict_without_it": None}, False),
-                                              ({"verdict_without_it": "accept"}, True)])
+@pytest.mark.parametrize("live, unsettled", [
+    (None, False), ({}, False), ({"verdict_without_it": None}, False), ({"verdict_without_it": "accept"}, True)])
 def test_a_keep_held_for_live_traffic_is_unsettled(live, unsettled):
     assert O.after_verdict(OUTCOME, dict(VERDICT, live_traffic=live), {}, None, [], None, "fixed")["unsettled"] is unsettled
 
@@ -113,8 +113,8 @@ def test_each_attempt_is_recorded_with_one_sentence(attempt, health, summary):
     (OOM, dict(NEXT, enable=False), 0, 3, "failed"),               # the plan refuses
     (OOM, dict(NEXT, next_step="refuse"), 0, 3, "failed"),         # not another start-up
 ])
-def test_after_a_failed_start_the_plans_next_step_is_tried_while_attempts_are_left(health, plan_next, index,
-                                                                                  max_attempts, state):
+def test_after_a_failed_start_the_plans_next_step_is_tried_while_attempts_are_left(
+        health, plan_next, index, max_attempts, state):
     after = O.attempt_next(ATTEMPT, index, max_attempts, health, plan_next)
     assert after["state"] == state
     if state == "up":

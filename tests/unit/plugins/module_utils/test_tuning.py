@@ -50,8 +50,8 @@ NEXT = [
 
 
 @pytest.mark.parametrize("acceptance, minimum, max_k, state, go, stop", NEXT)
-def test_next_step_tries_k_plus_1_only_while_the_draft_is_accepted_often_and_k_is_allowed(acceptance, minimum, max_k,
-                                                                                        state, go, stop):
+def test_next_step_tries_k_plus_1_only_while_the_draft_is_accepted_often_and_k_is_allowed(
+        acceptance, minimum, max_k, state, go, stop):
     tune = dict(started(acceptance=acceptance), state=state)
     step = T.next_step(tune, minimum, max_k)
     assert step["go"] is go and step["k"] == 5
@@ -79,8 +79,8 @@ STEPS = [
 
 
 @pytest.mark.parametrize("healthy, keeps, tput, step, max_steps, kept, state, stopped", STEPS)
-def test_a_step_is_kept_when_its_verdict_keeps_it_and_it_beats_the_best_c1_throughput(healthy, keeps, tput, step,
-                                                                                     max_steps, kept, state, stopped):
+def test_a_step_is_kept_when_its_verdict_keeps_it_and_it_beats_the_best_c1_throughput(
+        healthy, keeps, tput, step, max_steps, kept, state, stopped):
     tune = started(100.0)
     health = HEALTHY if healthy else {"healthy": False, "failure": "oom"}
     after = T.record_step(tune, step, 5, health, dict(KEEP, keep=keeps), bench(tput), max_steps)
