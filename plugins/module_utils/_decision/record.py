@@ -164,6 +164,9 @@ SUMMARY_KEYS = ('concurrency', 'throughput_tok_s', 'tpot_ms_p50', 'ttft_ms_p50',
 
 #: The role's variables the record is built from, by name (roles/speculative_decoding/vars/main.yml passes exactly
 #: these as _jetson_spec_record_inputs; a variable the run did not set is None).
+#: What a host in sync is summarised from (its record as it is): the rollout reads such a host with the role's
+#: record tasks alone (tasks_from: record), where the serve role's variables are not all defined.
+IN_SYNC_INPUTS = ('_jetson_spec_action', '_jetson_spec_record', '_jetson_spec_outcome')
 SUMMARY_INPUTS = (
     '_jetson_spec_action', '_jetson_spec_record', '_jetson_spec_outcome', '__jetson_spec_plan', '_jetson_spec_attempt',
     '_jetson_spec_attempts', '_jetson_spec_baseline', '_jetson_spec_candidate', '_jetson_spec_baseline_gmu',
@@ -203,12 +206,13 @@ def _runs(benchmark):
 def summary(facts, finished):
     """The record of this run (what speculative_record writes, the run's report line and set_stats show).
 
-    ``facts``: the role's variables of SUMMARY_INPUTS by name (None when the run did not set one); ``finished``: the
-    time the run ends (ISO 8601, UTC). A host in sync keeps its record as it is; a reconciled one keeps it with this
-    run's reasons and end; every other action records its outcome, its configuration, its measurements, the host and
-    the fingerprints that say when to verify again.
+    ``facts``: the role's variables of SUMMARY_INPUTS by name (None when the run did not set one; a host in sync
+    needs only IN_SYNC_INPUTS); ``finished``: the time the run ends (ISO 8601, UTC). A host in sync keeps its record as
+    it is; a reconciled one keeps it with this run's reasons and end; every other action records its outcome, its
+    configuration, its measurements, the host and the fingerprints that say when to verify again.
     """
-    missing = [name for name in SUMMARY_INPUTS if name not in facts]
+    needed = IN_SYNC_INPUTS if facts.get('_jetson_spec_action') == 'in_sync' else SUMMARY_INPUTS
+    missing = [name for name in needed if name not in facts]
     if missing:
         raise ValueError('the run facts lack %s' % ', '.join(missing))
     action = facts['_jetson_spec_action']

@@ -48,6 +48,16 @@ def facts(**changes):
 
 def test_the_role_passes_exactly_the_inputs_the_record_is_built_from():
     assert ROLE_VARS["_jetson_spec_record_inputs"] == list(R.SUMMARY_INPUTS)
+    assert ROLE_VARS["_jetson_spec_record_inputs_in_sync"] == list(R.IN_SYNC_INPUTS)
+
+
+def test_a_host_in_sync_is_summarised_from_its_record_alone():
+    # The rollout reads such a host with the record tasks alone: serve's variables may be undefined there.
+    only = {name: FACTS[name] for name in R.IN_SYNC_INPUTS}
+    only["_jetson_spec_action"] = "in_sync"
+    assert R.summary(only, "t") == FACTS["_jetson_spec_record"]
+    with pytest.raises(ValueError, match="lack __jetson_spec_plan"):
+        R.summary(dict(only, _jetson_spec_action="verify"), "t")
     assert sorted(FACTS) == sorted(R.SUMMARY_INPUTS)
 
 
