@@ -35,11 +35,24 @@ def _needs_nspawn():
         pytest.skip("needs root and systemd-nspawn (make nspawn)")
 
 
+def _parent(pid):
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as stat:
+            return int(stat.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
 def _leftovers(fleet_dir):
-    """systemd-nspawn processes running from ``fleet_dir`` and its mounts (as /proc/mounts lists them)."""
+    """systemd-nspawn processes running from ``fleet_dir`` and its mounts (as /proc/mounts lists them).
+
+    One per host: a systemd-nspawn caught while it forks its container (the child still carries its
+    argv until it executes the init) is the same host, so a PID whose parent is listed is not counted.
+    """
     with open("/proc/mounts", encoding="utf-8") as mounts:
         mounted = [line for line in mounts if str(fleet_dir) in line]
-    return sim_fleet._nspawn_pids_under(fleet_dir), mounted  # pylint: disable=protected-access
+    pids = sim_fleet._nspawn_pids_under(fleet_dir)  # pylint: disable=protected-access
+    return [pid for pid in pids if _parent(pid) not in pids], mounted
 
 
 def _show(host, prop, unit="vllm.service"):
