@@ -15,7 +15,7 @@ ANSIBLE_ENV := ANSIBLE_COLLECTIONS_PATH=$(COLL_LINK) ANSIBLE_FORCE_COLOR=0 PATH=
 # chromium: tests/integration/test_fleet.py opens the fleet report in headless Chromium.
 APT_PACKAGES := python3-venv git make tar zstd ca-certificates shellcheck chromium
 
-.PHONY: help deps venv collection demo test lint galaxy sanity units compat compat-venvs integration integration-shared integration-alone testbed nspawn docker bench changelog clean ee scale
+.PHONY: help deps venv collection demo test lint galaxy sanity units compat compat-venvs integration integration-shared integration-lifecycle integration-timed integration-lanes-check testbed nspawn docker bench changelog clean ee scale
 
 help:
 	@echo "make demo         run the main job on the built-in demo fleet"
@@ -108,19 +108,42 @@ compat-venvs: venv
 integration: collection testbed nspawn docker compat-venvs
 	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/pytest -p no:cacheprovider -v --durations=0 tests/integration
 
-# make test runs the integration suite in two parts (tests/utils/run_suites.sh). These files time nothing on
-# real vLLM (modules through the ansible CLI, fake servers, booted hosts, playbook checks): they run beside
-# the static suites. The rest (real vLLM benchmarks and start-ups, the role runs) runs alone after them.
+# make test runs the integration suite in three parts (tests/utils/run_suites.sh); every file is in exactly one
+# (`make integration-lanes-check` fails otherwise).
+# - shared: files that time nothing on real vLLM (modules through the ansible CLI, fake servers, booted hosts,
+#   playbook checks), run beside the static suites;
+# - lifecycle: files that start real vLLM, Docker and systemd hosts, whose assertions rest on no measured speed
+#   (a start-up, a refusal, a sure reject, a report), run beside the timed part;
+# - timed: files whose outcomes rest on measured speed (the role runs' verdicts on real vLLM, the benchmark's
+#   exactness, the simulators' timings), in this order: the role runs first (beside the lifecycle lane; their
+#   verdicts have wide margins, test_roles.py puts its tight simulated one last), the rest once that lane is over.
+# SETUP= (as make test passes it, after making the set-up once) runs a part without its set-up prerequisites.
 INTEGRATION_SHARED := $(addprefix tests/integration/,test_hostile_inputs.py test_speculative_modules.py \
 	test_jetson_facts.py test_external_commands.py test_playbook_patterns.py test_awx_survey.py \
 	test_vllm_health_exposure.py test_role_tasks.py test_benchmark_module_defaults.py \
 	test_vllm_service_info.py test_sim_fleet_infra.py)
-integration-shared: collection nspawn compat-venvs
+INTEGRATION_LIFECYCLE := $(addprefix tests/integration/,test_compose.py test_docker_unit.py test_awx_credential.py \
+	test_fleet.py test_vllm_startup_real.py test_target_pythons.py)
+INTEGRATION_TIMED := $(addprefix tests/integration/,test_roles.py test_benchmark_exactness.py test_cohorts.py \
+	test_sequential_real.py test_vllm_benchmark_real.py)
+SETUP ?= collection testbed nspawn docker compat-venvs
+integration-lanes-check:
+	@listed=$$(printf '%s\n' $(INTEGRATION_SHARED) $(INTEGRATION_LIFECYCLE) $(INTEGRATION_TIMED) | sort); \
+	found=$$(ls $(TOP)/tests/integration/test_*.py | sed 's|^$(TOP)/||' | sort); \
+	if [ "$$listed" != "$$found" ]; then \
+	  echo "Makefile: every integration file must be in exactly one of INTEGRATION_SHARED, INTEGRATION_LIFECYCLE," \
+	       "INTEGRATION_TIMED; listed vs found:" >&2; \
+	  diff <(echo "$$listed") <(echo "$$found") >&2; exit 1; fi
+integration-shared: collection nspawn compat-venvs integration-lanes-check
 	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/pytest -p no:cacheprovider -v --durations=0 $(INTEGRATION_SHARED)
 
-integration-alone: collection testbed nspawn docker compat-venvs
-	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/pytest -p no:cacheprovider -v --durations=0 tests/integration \
-		$(addprefix --ignore=,$(INTEGRATION_SHARED))
+integration-lifecycle: $(SETUP)
+	cd $(TOP) && $(ANSIBLE_ENV) JETSON_TEST_LANE=lifecycle $(BIN)/pytest -p no:cacheprovider -v --durations=0 \
+		$(INTEGRATION_LIFECYCLE)
+
+integration-timed: $(SETUP)
+	cd $(TOP) && $(ANSIBLE_ENV) JETSON_TEST_LANE=timed $(BIN)/pytest -p no:cacheprovider -v --durations=0 \
+		$(INTEGRATION_TIMED)
 
 compat: venv
 	tests/utils/compat.sh

@@ -24,12 +24,13 @@ whole completions at once. See tests/testbed/server.py and docs/testbed.md.
 Servers are started once per test session (even when several test files import the fixtures),
 launched together when the session needs more than one (start-up is mostly torch.compile:
 ~1.5 min on 2 cores), and stopped at the end of the session. Their logs are under
-tests/output/testbed/.
+tests/output/testbed/ (tests/output/testbed/<lane>/ in make test).
 """
 from __future__ import annotations
 
 import atexit
 import importlib.util
+import os
 import sys
 import threading
 from dataclasses import dataclass
@@ -38,7 +39,9 @@ from pathlib import Path
 import pytest
 
 TOP = Path(__file__).resolve().parents[2]
-LOG_DIR = TOP / "tests" / "output" / "testbed"
+# One directory per lane of make test (JETSON_TEST_LANE, set by the Makefile): two pytest sessions at once start
+# servers of the same names.
+LOG_DIR = TOP / "tests" / "output" / "testbed" / os.environ.get("JETSON_TEST_LANE", "")
 
 
 def _load_server_module():

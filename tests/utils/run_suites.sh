@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
 # make test: every suite, each suite's wall time printed as it ends and all of them at the end.
 #
-# Three lanes at once (each lane's suites in turn), then the rest of the integration suite alone
-# (its real-vLLM benchmarks and start-ups need the machine to themselves):
-#   lane 1: sanity, units        (ansible-test; each in its own temporary copy of the collection)
-#   lane 2: lint, changelog, galaxy, compat
-#   lane 3: integration-shared   (the integration files that time nothing on real vLLM: Makefile's
-#                                 INTEGRATION_SHARED)
-#   then:   integration-alone    (every other integration file)
+# Two phases of lanes run at once (each lane's suites in turn):
+#   phase 1, lane 1: sanity, units          (ansible-test; each in its own temporary copy of the collection)
+#            lane 2: lint, changelog, galaxy, compat
+#            lane 3: integration-shared     (integration files that time nothing on real vLLM)
+#   phase 2, lane 1: integration-timed      (files whose outcomes rest on measured speed: the role runs on real
+#                                            vLLM first, then the benchmark's exactness, the cohorts' simulator
+#                                            timings and the real-vLLM benchmarks)
+#            lane 2: integration-lifecycle  (files that start real vLLM, Docker and systemd hosts and assert
+#                                            no speed: compose, docker run, AWX credential, fleet, start-ups, Pythons)
+# Makefile's INTEGRATION_* lists say which file is where (integration-lanes-check: each file in one list).
+# The timed lane's first file (test_roles.py) overlaps the lifecycle lane: its verdicts have wide margins (a 3x
+# gain, an 8x costlier draft, a random draft) and its one tight verdict (a simulated 5 % tolerance) is last in the
+# file; its other files run once the lifecycle lane has ended (about half the timed lane's length).
 # A suite's output goes to .build/test-logs/<suite>.log and is printed whole when the suite ends,
 # so the lanes' outputs are not interleaved. The first failure fails the run (the other lanes are
 # waited for, their results printed too) with the failing suite named.
 # Set-up shared by the lanes (the venv, ansible-test's pip cache, the collection link, the nspawn
-# root, the ansible-core venvs) is made first, in turn.
+# root, the ansible-core venvs, the vLLM test bed, Docker) is made first, in turn.
 #   run_suites.sh            everything (make test)
-#   run_suites.sh --static   the static suites only (lanes 1 and 2)
+#   run_suites.sh --static   the static suites only (phase 1 without integration-shared)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -26,12 +32,12 @@ t0=$(date +%s)
 static_only=0
 [ "${1:-}" = --static ] && static_only=1
 $make --no-print-directory venv "$top/.build/stamps/ansible-test" collection
-[ "$static_only" -eq 1 ] || $make --no-print-directory nspawn compat-venvs
+[ "$static_only" -eq 1 ] || $make --no-print-directory nspawn compat-venvs testbed docker integration-lanes-check
 
-run_suite() {  # $1 suite: runs `make $1`, keeps its time in $logs/$1.time; prints its log when it ends
+run_suite() {  # $1 suite: runs `make $1` (set-up made already: SETUP=), keeps its time in $logs/$1.time; prints its log when it ends
   local suite=$1 s0 rc=0
   s0=$(date +%s)
-  $make --no-print-directory "$suite" >"$logs/$suite.log" 2>&1 || rc=$?
+  $make --no-print-directory SETUP= "$suite" >"$logs/$suite.log" 2>&1 || rc=$?
   echo "$(( $(date +%s) - s0 ))" >"$logs/$suite.time"
   {
     echo "=== make test: $suite (output follows)"
@@ -75,19 +81,29 @@ if [ "$static_only" -eq 1 ]; then
   exit 0
 fi
 
-# Alone, its output as it comes (also kept in $logs/integration-alone.log).
+# Phase 2: the timed lane's output as it comes (also kept in $logs/integration-timed.log, its time in
+# $logs/integration-timed.time); the lifecycle lane's printed whole when it ends.
+lane integration-lifecycle &
+lane4=$!
 s0=$(date +%s)
 rc=0
-$make --no-print-directory integration-alone 2>&1 | tee "$logs/integration-alone.log" || rc=$?
-echo "$(( $(date +%s) - s0 ))" >"$logs/integration-alone.time"
+$make --no-print-directory SETUP= integration-timed 2>&1 | tee "$logs/integration-timed.log" || rc=$?
+echo "$(( $(date +%s) - s0 ))" >"$logs/integration-timed.time"
+failed=0
 if [ "$rc" -ne 0 ]; then
-  echo "make test: suite 'integration-alone' FAILED after $(cat "$logs/integration-alone.time") s" >&2
+  echo "make test: suite 'integration-timed' FAILED after $(cat "$logs/integration-timed.time") s" >&2
+  failed=1
+else
+  echo "=== make test: integration-timed took $(cat "$logs/integration-timed.time") s"
+fi
+wait "$lane4" || failed=1
+if [ "$failed" -ne 0 ]; then
+  echo "make test: a suite of the integration's second phase FAILED (above)" >&2
   exit 1
 fi
-echo "=== make test: integration-alone took $(cat "$logs/integration-alone.time") s"
 
 times=""
-for suite in lint changelog galaxy sanity units compat integration-shared integration-alone; do
+for suite in lint changelog galaxy sanity units compat integration-shared integration-lifecycle integration-timed; do
   times="$times $suite=$(cat "$logs/$suite.time")s"
 done
-echo "make test: all suites passed in $(( $(date +%s) - t0 )) s (three lanes, then integration-alone):$times"
+echo "make test: all suites passed in $(( $(date +%s) - t0 )) s (three lanes, then two):$times"
