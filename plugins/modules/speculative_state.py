@@ -176,9 +176,6 @@ options:
       keep_marginal:
         description: jetson_spec_keep_marginal.
         type: bool
-      regression_rule:
-        description: jetson_spec_regression_rule.
-        type: str
       phase_shift:
         description: jetson_spec_phase_shift.
         type: dict
@@ -339,7 +336,6 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.endpoint import exposure_warning
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.lifecycle import decide, fingerprint
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.record import MAX_RECORD_BYTES, NewerSchema, parse
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.verdict import DEPRECATED_RULES
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._safe import InputError, check_name, check_path, end_of_options
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._service.info import (
     Runner, ServiceInfoError, compose_config_runner, gather, model_config_reader)
@@ -372,13 +368,9 @@ def _given(options):
 
 
 def decision_inputs(inputs):
-    """The inputs as the decision uses them: a deprecated regression_rule counts as the rule it is decided by
-    (non_inferiority), so a host verified under point or interval before they were deprecated verifies once more under the rule
-    that decides now, and dropping the deprecated value later changes nothing."""
-    inputs = _given(inputs)
-    if inputs.get('regression_rule') in DEPRECATED_RULES:
-        inputs['regression_rule'] = 'non_inferiority'
-    return inputs
+    """The inputs as the decision uses them (and the fingerprint keeps): the given ones, an unset (None) one left out,
+    so an option added later leaves every record made without it in sync."""
+    return _given(inputs)
 
 
 def _read(path, limit):
@@ -427,7 +419,6 @@ def argument_spec():
             min_tpot_reduction=dict(type='float'), disable_below_gain=dict(type='float'),
             c8_tolerance=dict(type='float'), c8_margin=dict(type='float'), max_ttft_increase=dict(type='float'),
             keep_marginal=dict(type='bool'),
-            regression_rule=dict(type='str'),
             phase_shift=dict(type='dict', options=dict(c1=dict(type='float'), c8=dict(type='float'))),
             decide_undetermined=dict(type='str'), measurement=dict(type='str'))),
     )

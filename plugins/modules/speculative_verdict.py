@@ -138,26 +138,16 @@ options:
         million draws (thousands of requests per level), fewer resamples are used, with a warning.
     type: int
     default: 2000
-  regression_rule:
-    description:
-      - The burden of proof at concurrency 8.
-      - V(non_inferiority) (default) reverts a measured loss beyond O(c8_tolerance), and counts no regression only
-        when the 95 % interval of the change rules out a loss larger than O(c8_margin). An interval that does not is
-        an open regression, never a pass - O(decide_undetermined=point_estimate) settles it as a regression (reject),
-        V(undetermined) leaves the verdict undetermined - so widening the interval (noise, O(phase_shift)) can only
-        make the verdict more careful.
-      - V(point) and V(interval) are deprecated and decided as V(non_inferiority), with a warning in the
-        result. V(point) decided on the measured change alone and kept 24 to 50 % of the candidates losing 10 % at
-        concurrency 8 at the CPU test bed's noise; V(interval) counted a regression only when the interval lay entirely
-        below -O(c8_tolerance) and kept 80 to 93 % of them (C(docs/performance.md)). Both will be removed in 3.0.0.
-      - Without an interval (no samples, fewer than two waves at concurrency 8) the point estimate decides.
-    type: str
-    choices: [non_inferiority, interval, point]
-    default: non_inferiority
   c8_margin:
     description:
       - The non-inferiority margin, 0.0 to 0.10 - the largest loss at concurrency 8 the 95 % interval must rule out
         before a change is kept (never less than O(c8_tolerance)).
+      - At concurrency 8 the burden of proof is on the change (non-inferiority, the one rule). A measured loss beyond
+        O(c8_tolerance) reverts, and no regression is counted only when the 95 % interval of the change rules out a
+        loss larger than this margin. An interval that does not is an open regression, never a pass -
+        O(decide_undetermined=point_estimate) settles it as a regression (reject), V(undetermined) leaves the verdict
+        undetermined - so widening the interval (noise, O(phase_shift)) can only make the verdict more careful.
+        Without an interval (no samples, fewer than two waves at concurrency 8) the point estimate decides.
       - On a host with a large O(phase_shift) the interval cannot rule out a small loss; a larger margin then lets a
         change be kept, while a measured loss beyond O(c8_tolerance) still reverts. A loss of 10 % or more is never
         inside the margin.
@@ -458,7 +448,7 @@ criteria:
       description: V(met) or V(not_met) on the point estimate alone.
       type: str
     basis:
-      description: V(interval), or V(point_estimate) (no samples, too few requests, or O(regression_rule=point)).
+      description: V(interval), or V(point_estimate) (no samples, too few requests).
       type: str
     point:
       description: The measured value (the gain, reduction or change as in RV(deltas)).
@@ -495,7 +485,7 @@ decision_basis:
     - V(interval) when every criterion was classified on its 95 % interval and the intervals decided (or, with
       O(decide_undetermined=undetermined), left the verdict open).
     - V(point_estimate) when a point estimate decided something (no samples, too few requests,
-      O(regression_rule=point), or an undetermined verdict decided on the point estimates).
+      or an undetermined verdict decided on the point estimates).
   returned: always
   type: str
   sample: interval
@@ -577,7 +567,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_checks import SpeculativeInputError
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.verdict import (
-    DECIDE_UNDETERMINED, REGRESSION_RULES, VERDICT_DEFAULTS, verdict)
+    DECIDE_UNDETERMINED, VERDICT_DEFAULTS, verdict)
 
 
 def main():
@@ -592,7 +582,6 @@ def main():
         high_acceptance_rate=dict(type='float', default=VERDICT_DEFAULTS['high_acceptance_rate']),
         low_acceptance_rate=dict(type='float', default=VERDICT_DEFAULTS['low_acceptance_rate']),
         bootstrap_resamples=dict(type='int', default=VERDICT_DEFAULTS['bootstrap_resamples']),
-        regression_rule=dict(type='str', default='non_inferiority', choices=list(REGRESSION_RULES)),
         c8_margin=dict(type='float', default=VERDICT_DEFAULTS['c8_margin']),
         max_ttft_increase=dict(type='float'),
         drafting_off_above=dict(type='int'),

@@ -199,11 +199,6 @@ options:
         description: As in M(jetson_llm.vllm.speculative_verdict).
         type: float
         default: 0.02
-      regression_rule:
-        description: As in M(jetson_llm.vllm.speculative_verdict).
-        type: str
-        choices: [non_inferiority, interval, point]
-        default: non_inferiority
       c8_margin:
         description: As in M(jetson_llm.vllm.speculative_verdict).
         type: float
@@ -752,7 +747,6 @@ from ansible_collections.jetson_llm.vllm.plugins.module_utils._files import writ
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._jetson.facts import benchmark_identity, gather_facts
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.sequential import DEFAULTS as SEQUENTIAL_DEFAULTS
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._server.sequential import check_sequential
-from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.verdict import REGRESSION_RULES
 
 #: Largest prompts_file read.
 PROMPTS_FILE_MAX_BYTES = 64 * 1024 * 1024
@@ -870,7 +864,6 @@ def argument_spec():
             min_tpot_reduction=dict(type='float', default=SEQUENTIAL_DEFAULTS['min_tpot_reduction']),
             disable_below_gain=dict(type='float', default=SEQUENTIAL_DEFAULTS['disable_below_gain']),
             c8_tolerance=dict(type='float', default=SEQUENTIAL_DEFAULTS['c8_tolerance']),
-            regression_rule=dict(type='str', default='non_inferiority', choices=list(REGRESSION_RULES)),
             c8_margin=dict(type='float', default=SEQUENTIAL_DEFAULTS['c8_margin']),
             keep_marginal=dict(type='bool', default=False),
             bootstrap_resamples=dict(type='int', default=SEQUENTIAL_DEFAULTS['bootstrap_resamples']),

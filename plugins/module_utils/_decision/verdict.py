@@ -58,17 +58,12 @@ VERDICT_DEFAULTS = {
 TTFT_WARN_INCREASE = 0.10
 #: max_ttft_increase's range (a share: 0.25 = the TTFT p50 at concurrency 1 may rise by 25 %).
 MAX_TTFT_INCREASE = 10.0
-#: regression_rule at concurrency 8 (the burden of proof). One rule decides: non-inferiority. A measured loss beyond
+#: At concurrency 8 the burden of proof is on the change (non-inferiority, the one rule): a measured loss beyond
 #: c8_tolerance reverts, and a change is kept only when the interval rules out a loss larger than c8_margin; an
 #: interval that does not is an open regression, never a pass (decided as a regression on the point estimates, or left
 #: undetermined), so a wider interval (noise, a declared phase shift) can only make the verdict more careful.
-#: "interval" (the opposite burden of proof) and "point" (the measured change alone) are deprecated: at the CPU test
-#: bed's noise they kept 80 to 93 % and 24 to 50 % of the candidates losing 10 % at concurrency 8 (docs/performance.md).
-#: They are still accepted (operators' inventories and AWX surveys keep validating) and decided as non_inferiority,
-#: with a warning in every verdict.
-REGRESSION_RULES = ('non_inferiority', 'interval', 'point')
-#: The accepted values that are decided as non_inferiority.
-DEPRECATED_RULES = ('interval', 'point')
+#: (The opposite burden of proof and the measured change alone kept 80 to 93 % and 24 to 50 % of the candidates losing
+#: 10 % at concurrency 8 at the CPU test bed's noise: docs/performance.md.)
 #: The most c8_tolerance and c8_margin may be: a concurrency-8 loss of 10 % or more is never inside them, so every
 #: option combination reverts it (at exactly 10 %, the interval's one-sided error bounds a keep).
 MAX_C8_LOSS = 0.10
@@ -249,16 +244,6 @@ def check_c8_loss(name, value):
 def noninferiority_margin(opts):
     """The loss at concurrency 8 the interval must rule out: c8_margin, never less than c8_tolerance."""
     return max(opts['c8_margin'], opts['c8_tolerance'])
-
-
-def deprecated_rule_warning(rule):
-    """The warning every verdict under a deprecated regression_rule carries, or None."""
-    if rule not in DEPRECATED_RULES:
-        return None
-    return ('regression_rule=%s is deprecated and decided as non_inferiority: it kept %s of the candidates losing 10 %% '
-            'at concurrency 8 at the test bed\'s noise (docs/performance.md). Remove it; to trade safety for power on '
-            'a host whose noise you measured, raise c8_margin (at most %s).'
-            % (rule, '80 to 93 %' if rule == 'interval' else '24 to 50 %', pct(MAX_C8_LOSS)))
 
 
 def pct(value):
@@ -616,7 +601,6 @@ def _check_new_options(opts):
     opts['bootstrap_resamples'] = check_int(
         'bootstrap_resamples', opts['bootstrap_resamples'], minimum=RESAMPLES_RANGE[0], maximum=RESAMPLES_RANGE[1],
         allowed='an integer from %d to %d' % RESAMPLES_RANGE)
-    check_choice('regression_rule', opts['regression_rule'], REGRESSION_RULES)
     check_choice('decide_undetermined', opts['decide_undetermined'], DECIDE_UNDETERMINED)
     opts['max_ttft_increase'] = check_float('max_ttft_increase', opts.get('max_ttft_increase'), minimum=0.0,
                                             maximum=MAX_TTFT_INCREASE, optional=True)
@@ -679,7 +663,7 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
             c8_tolerance=VERDICT_DEFAULTS['c8_tolerance'], keep_marginal=False,
             high_acceptance_rate=VERDICT_DEFAULTS['high_acceptance_rate'],
             low_acceptance_rate=VERDICT_DEFAULTS['low_acceptance_rate'],
-            bootstrap_resamples=VERDICT_DEFAULTS['bootstrap_resamples'], regression_rule='non_inferiority',
+            bootstrap_resamples=VERDICT_DEFAULTS['bootstrap_resamples'],
             decide_undetermined='point_estimate', num_speculative_tokens=None, phase_shift=None,
             c8_margin=VERDICT_DEFAULTS['c8_margin'], max_ttft_increase=VERDICT_DEFAULTS['max_ttft_increase'],
             drafting_off_above=None, confidence=None):
@@ -697,7 +681,7 @@ def verdict(baseline, candidate, min_throughput_gain=VERDICT_DEFAULTS['min_throu
         min_throughput_gain=min_throughput_gain, min_tpot_reduction=min_tpot_reduction,
         disable_below_gain=disable_below_gain, c8_tolerance=c8_tolerance, keep_marginal=keep_marginal,
         high_acceptance_rate=high_acceptance_rate, low_acceptance_rate=low_acceptance_rate,
-        bootstrap_resamples=bootstrap_resamples, regression_rule=regression_rule,
+        bootstrap_resamples=bootstrap_resamples,
         decide_undetermined=decide_undetermined, num_speculative_tokens=num_speculative_tokens,
         phase_shift=phase_shift, c8_margin=c8_margin, max_ttft_increase=max_ttft_increase,
         drafting_off_above=drafting_off_above)
@@ -713,7 +697,7 @@ def verdict_options(**given):
     opts['keep_marginal'] = check_bool('keep_marginal', given['keep_marginal'])
     opts['c8_margin'] = check_c8_loss('c8_margin', given['c8_margin'])
     opts.update(_check_new_options(dict((key, given[key]) for key in (
-        'bootstrap_resamples', 'regression_rule', 'decide_undetermined', 'num_speculative_tokens', 'phase_shift',
+        'bootstrap_resamples', 'decide_undetermined', 'num_speculative_tokens', 'phase_shift',
         'max_ttft_increase'))))
     opts['drafting_off_above'] = check_int('drafting_off_above', given['drafting_off_above'], minimum=1,
                                            maximum=65535, optional=True)
@@ -749,7 +733,6 @@ class Verdict(object):
         self.explain_measurements()
         self.explain_power()
         self.explain_c8_interval()
-        self.warn_deprecated_rule()
         self.explain_open_criteria()
         self.explain_speedup()
         self.explain_undetermined_and_ttft()
@@ -989,18 +972,12 @@ class Verdict(object):
         if regression['status'] == 'undetermined':
             self.reasons.append('At concurrency 8 the %s interval of the change (%s to %s) does not rule out a loss '
                                 'larger than %s (c8_margin): not shown to be no regression, so not kept '
-                                '(regression_rule=non_inferiority; more measured requests at concurrency 8 narrow the '
+                                '(non-inferiority; more measured requests at concurrency 8 narrow the '
                                 'interval).' % (text8, _signed(self.change8_iv[0]), _signed(self.change8_iv[1]),
                                                 pct(-regression['threshold'])))
         elif regression['status'] == 'not_met':
             self.reasons.append('At concurrency 8 the %s interval rules out a loss larger than %s (c8_margin).'
                                 % (text8, pct(-regression['threshold'])))
-
-    def warn_deprecated_rule(self):
-        """The warning a deprecated regression_rule carries."""
-        deprecated = deprecated_rule_warning(self.opts['regression_rule'])
-        if deprecated:
-            self.warnings.append(deprecated)
 
     def explain_open_criteria(self):
         """Each criterion the intervals leave open, and how the verdict was reached without it."""

@@ -36,15 +36,14 @@ from ansible_collections.jetson_llm.vllm.plugins.module_utils._errors import Ben
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._server import benchmark as bm
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.bootstrap import MIN_REQUESTS, RESAMPLES_RANGE, min_requests
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_checks import (
-    SpeculativeInputError, _is_int, check_bool, check_choice, check_float, check_int, show)
+    SpeculativeInputError, _is_int, check_bool, check_float, check_int, show)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import spending
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import verdict as V
 
 #: The verdict options a sequential benchmark passes on (the thresholds of the decision it stops on).
 VERDICT_KEYS = ('min_throughput_gain', 'min_tpot_reduction', 'disable_below_gain', 'c8_tolerance', 'c8_margin',
-                'regression_rule',
                 'bootstrap_resamples', 'keep_marginal', 'phase_shift')
-DEFAULTS = {'max_prompts': 48, 'regression_rule': 'non_inferiority', 'keep_marginal': False, 'phase_shift': None}
+DEFAULTS = {'max_prompts': 48, 'keep_marginal': False, 'phase_shift': None}
 DEFAULTS.update((key, V.VERDICT_DEFAULTS[key]) for key in VERDICT_KEYS if key in V.VERDICT_DEFAULTS)
 KEYS = ('baseline', 'round_prompts', 'max_prompts') + VERDICT_KEYS
 #: Which concurrency level measures which criterion.
@@ -124,7 +123,6 @@ def check_sequential(value, p):
         if opts['disable_below_gain'] > opts['min_throughput_gain']:
             _fail('sequential.disable_below_gain (%s) must not exceed sequential.min_throughput_gain (%s).'
                   % (opts['disable_below_gain'], opts['min_throughput_gain']))
-        check_choice('sequential.regression_rule', opts['regression_rule'], V.REGRESSION_RULES)
         check_bool('sequential.keep_marginal', opts['keep_marginal'])
         opts['bootstrap_resamples'] = check_int(
             'sequential.bootstrap_resamples', opts['bootstrap_resamples'], minimum=RESAMPLES_RANGE[0],

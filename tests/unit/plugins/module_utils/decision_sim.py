@@ -48,9 +48,8 @@ SCENARIOS = {
     "loss20": (1.60, 0.80, "must revert"),
 }
 #: The role's option combinations that decide differently: decide_undetermined x phase_shift (declared or not) x
-#: c8_margin (the default and the largest allowed). regression_rule is one rule since issue 21 (point and interval
-#: are decided as non_inferiority; test_decision_error_rates.py checks it pair by pair), so it is not a dimension.
-OPTIONS = [dict(decide_undetermined=d, regression_rule="non_inferiority", phase_shift=s, c8_margin=m)
+#: c8_margin (the default and the largest allowed). The concurrency-8 rule (non-inferiority) is the only one.
+OPTIONS = [dict(decide_undetermined=d, phase_shift=s, c8_margin=m)
            for d, s, m in itertools.product(("point_estimate", "undetermined"), (None, 0.08), (0.05, 0.10))]
 P = {"endpoint": "http://127.0.0.1:8000", "concurrency": [1, 8], "num_prompts": 50, "warmup_prompts": 10,
      "input_len": 128, "output_len": TOKENS, "dataset": "random", "temperature": 0.0, "ignore_eos": True, "seed": 0,
@@ -153,7 +152,7 @@ def one_decision(job):
     cand_streams = {1: Stream(rng, 1, BASE_TPOT_MS[1] / r1, noise, shift),
                     8: Stream(rng, 8, BASE_TPOT_MS[8] / r8, noise, shift)}
     options = dict(OPTIONS[opt_index]) if isinstance(opt_index, int) else dict(opt_index)
-    verdict_opts = {"regression_rule": options["regression_rule"], "bootstrap_resamples": resamples,
+    verdict_opts = {"bootstrap_resamples": resamples,
                     "c8_margin": options.get("c8_margin", V.VERDICT_DEFAULTS["c8_margin"]),
                     "phase_shift": {"c1": options["phase_shift"], "c8": options["phase_shift"]}
                     if options["phase_shift"] else None}

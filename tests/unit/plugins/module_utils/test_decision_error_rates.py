@@ -31,8 +31,7 @@ def keep_rate(scenario, protocol, options, noise=1.0, pairs=PAIRS):
 
 
 def combos(margins=(0.05, 0.10)):
-    """Every option combination of the role that decides differently (decision_sim.OPTIONS; regression_rule's
-    deprecated values are decided as non_inferiority, checked below)."""
+    """Every option combination of the role that decides differently (decision_sim.OPTIONS)."""
     return [o for o in SIM.OPTIONS if o['c8_margin'] in margins]
 
 
@@ -40,7 +39,7 @@ def label(options):
     return '%s/shift %s/margin %s' % (options['decide_undetermined'], options['phase_shift'] or 0, options['c8_margin'])
 
 
-DEFAULT = dict(decide_undetermined='point_estimate', regression_rule='non_inferiority', phase_shift=None, c8_margin=0.05)
+DEFAULT = dict(decide_undetermined='point_estimate', phase_shift=None, c8_margin=0.05)
 
 
 @pytest.mark.parametrize('protocol', PROTOCOLS)
@@ -71,19 +70,6 @@ def test_a_c8_loss_of_twenty_percent_is_reverted_under_every_option_combination(
     rates = dict((label(o), keep_rate('loss20', protocol, o)) for o in combos())
     print(protocol, rates)
     assert max(rates.values()) <= 0.05, rates
-
-
-@pytest.mark.parametrize('rule', ['point', 'interval'])
-def test_the_deprecated_rules_decide_every_pair_as_non_inferiority(rule):
-    """regression_rule=point kept 24 to 50 % of the 10 % losses, interval 80 to 93 % (docs/performance.md, before
-    issue 21 closed): both are decided as non_inferiority now, so on the same pairs every decision is the same."""
-    for scenario in ('loss10', 'gain60'):
-        for pair in range(8):
-            for decide in ('point_estimate', 'undetermined'):
-                base = dict(DEFAULT, decide_undetermined=decide)
-                got = [SIM.one_decision((scenario, 1.0, SHIFT, 'fixed', dict(base, regression_rule=r), pair, RESAMPLES))
-                       for r in ('non_inferiority', rule)]
-                assert got[0] == got[1], (scenario, pair, decide, got)
 
 
 def test_the_power_for_a_clear_gain_and_at_the_bar_is_what_docs_performance_states():

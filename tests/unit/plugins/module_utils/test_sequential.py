@@ -199,14 +199,6 @@ def test_an_undetermined_regression_at_concurrency_8_keeps_only_concurrency_8_me
     assert report['verdict'] == 'reject' and report['keep'] is False
     assert 'does not keep the change: at concurrency 8 its interval does not rule out a loss larger than ' \
            'c8_margin (5.0 %)' in report['reason'], report['reason']
-    # The opposite burden of proof (regression_rule=interval) kept these measurements before issue 21; deprecated,
-    # it is decided as non_inferiority: the same rounds and the same decision.
-    seq = sequential(baseline({1: (27.0, 0.03), 8: (40.0, 0.10)}), max_prompts=32, c8_tolerance=0.03,
-                     regression_rule='interval')
-    runner = FakeRunner({1: (9.0, 0.03), 8: (40.4, 0.10)})
-    _bench, again, _failure = Q.run_rounds(dict(P), seq, runner)
-    assert runner.measured == [(1, 8), (8, 16), (8, 16)]
-    assert again['verdict'] == 'reject' and again['keep'] is False and again['reason'] == report['reason']
 
 
 # The reject pair as a fresh CI machine measured it (1 Dec 2026): about +15 % at concurrency 1 (inside the marginal
@@ -234,7 +226,6 @@ def test_marginal_or_reject_stops_as_soon_as_the_decision_is_settled():
     final = V.verdict(seq['baseline'], bench)
     assert final['verdict'] == 'reject' and final['keep'] is False and final['determined'] is False
     assert final['undetermined'] == ['regression_c8']
-    assert V.verdict(seq['baseline'], bench, regression_rule='interval')['verdict'] == 'reject'   # deprecated: the same
 
 
 def test_with_keep_marginal_the_same_candidate_measures_on_until_the_decision_is_settled():
@@ -324,7 +315,7 @@ def test_a_phase_shift_stops_the_rounds_when_only_a_new_pair_of_phases_could_set
     ({'c8_tolerance': -0.1}, 'sequential.c8_tolerance must be >= 0.0, got -0.1.'),
     ({'disable_below_gain': 1e308}, 'sequential.disable_below_gain must be <= 10.0, got 1e+308.'),
     ({'min_throughput_gain': 0.05}, 'sequential.disable_below_gain (0.1) must not exceed sequential.min_throughput_gain'),
-    ({'regression_rule': 'sometimes'}, "sequential.regression_rule must be one of non_inferiority, interval, point, got 'sometimes'"),
+    ({'regression_rule': 'non_inferiority'}, "sequential has unknown key(s) 'regression_rule'"),
     ({'bootstrap_resamples': 10}, 'sequential.bootstrap_resamples must be an integer from 200 to 20000, got 10.'),
     ({'round_prompts': {8: 12}}, 'sequential.round_prompts at concurrency 8 must be a multiple of 8 from 16 to '
                                  'max_prompts (48)'),

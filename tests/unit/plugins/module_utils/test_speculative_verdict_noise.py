@@ -90,12 +90,11 @@ def test_clear_reject_is_shown_by_the_intervals():
                for r in result['reasons'])
 
 
-def test_a_measured_c8_loss_within_the_noise_reverts_under_every_rule():
+def test_a_measured_c8_loss_within_the_noise_reverts():
     """c=8: a 1-2 % loss in the point estimate, requests spread +-15 %: the interval does not show a loss.
 
     With c8_tolerance 0 a measured loss beyond the tolerance is a loss (the default tolerance, 2 %, lets this dip
-    pass: below). regression_rule=interval counted it as none before issue 21 (the interval did not show it); interval
-    and point are deprecated now and decided as non_inferiority, the same verdict with a warning."""
+    pass: below), although the interval alone would not show it: the burden of proof is on the change."""
     base, cand = pair(c8=((30.0, 0.15), (30.5, 0.15)))
     change = cand['runs'][1]['throughput_tok_s'] / base['runs'][1]['throughput_tok_s'] - 1
     assert -0.05 < change < 0  # a dip, within the noise
@@ -105,15 +104,6 @@ def test_a_measured_c8_loss_within_the_noise_reverts_under_every_rule():
     assert regression['point_status'] == 'met' and regression['status'] == 'met'
     assert regression['interval'][0] < -0.0 < regression['interval'][1]   # the interval alone would not show it
     assert any('regresses at concurrency 8' in r and 'point estimate' in r for r in default['reasons'])
-    assert not any('deprecated' in w for w in default['warnings'])
-    for rule in ('interval', 'point'):
-        result = decide(base, cand, regression_rule=rule, c8_tolerance=0.0)
-        assert dict(result, warnings=None) == dict(default, warnings=None), rule
-        assert [w for w in result['warnings'] if w not in default['warnings']] == [
-            'regression_rule=%s is deprecated and decided as non_inferiority: it kept %s of the candidates losing 10 %% '
-            'at concurrency 8 at the test bed\'s noise (docs/performance.md). Remove it; to trade safety for power on a '
-            'host whose noise you measured, raise c8_margin (at most 10.0 %%).'
-            % (rule, '80 to 93 %' if rule == 'interval' else '24 to 50 %')]
     # The default tolerance (2 % since issue 21): a dip of 1 to 2 % is no regression on its point estimate, and
     # under non-inferiority the interval must still rule out a 5 % loss for the change to be kept.
     tolerant = decide(base, cand)
@@ -430,10 +420,10 @@ def test_k_from_the_option_or_the_counters():
     ('bootstrap_resamples', True, 'bootstrap_resamples must be an integer from 200 to 20000, got True (bool)'),
     ('bootstrap_resamples', 2000.5, 'bootstrap_resamples must be an integer from 200 to 20000, got 2000.5 (float)'),
     ('bootstrap_resamples', None, 'bootstrap_resamples must be an integer from 200 to 20000, got None (NoneType)'),
-    ('regression_rule', 'Interval', "regression_rule must be one of non_inferiority, interval, point, got 'Interval' (str)"),
-    ('regression_rule', None, 'regression_rule must be one of non_inferiority, interval, point, got None (NoneType)'),
-    ('regression_rule', float('nan'), 'regression_rule must be one of non_inferiority, interval, point, got nan (float)'),
-    ('regression_rule', ['point'], "regression_rule must be one of non_inferiority, interval, point, got ['point'] (list)"),
+    ('decide_undetermined', 'Undetermined', "decide_undetermined must be one of point_estimate, undetermined, got 'Undetermined' (str)"),
+    ('decide_undetermined', None, 'decide_undetermined must be one of point_estimate, undetermined, got None (NoneType)'),
+    ('decide_undetermined', float('nan'), 'decide_undetermined must be one of point_estimate, undetermined, got nan (float)'),
+    ('decide_undetermined', ['undetermined'], "decide_undetermined must be one of point_estimate, undetermined, got ['undetermined'] (list)"),
     ('decide_undetermined', 'maybe', "decide_undetermined must be one of point_estimate, undetermined, got 'maybe' (str)"),
     ('decide_undetermined', 1, 'decide_undetermined must be one of point_estimate, undetermined, got 1 (int)'),
     ('num_speculative_tokens', 0, 'num_speculative_tokens must be an integer from 1 to 16, or null'),
@@ -607,8 +597,9 @@ def test_with_phase_shift_and_shift_bound_arithmetic():
 
 # --- non-inferiority at concurrency 8 (issue 21) -------------------------------------------------------------------
 # The README's calibration for a noisy host (phase_shift 8 % at both levels, decide_undetermined=undetermined) with a
-# strong gain at c=1 and a 12.5 % throughput loss at c=8: regression_rule=interval (the opposite burden of proof)
-# kept it, as the widened interval did not show the loss. Every option combination the role exposes must revert it.
+# strong gain at c=1 and a 12.5 % throughput loss at c=8: the opposite burden of proof (a regression counted only when
+# the interval shows it) kept it, as the widened interval did not show the loss. Every option combination the role
+# exposes must revert it.
 STRONG_C1 = ((22.0, 0.03), (10.0, 0.03))
 LOSS_C8 = ((30.0, 0.03), (30.0 / 0.875, 0.03))   # candidate TPOT 1/0.875 of the baseline's: -12.5 % tok/s
 
@@ -616,9 +607,6 @@ LOSS_C8 = ((30.0, 0.03), (30.0 / 0.875, 0.03))   # candidate TPOT 1/0.875 of the
 def test_the_readme_calibration_no_longer_keeps_a_c8_loss():
     base, cand = pair(c1=STRONG_C1, c8=LOSS_C8)
     noisy = {'phase_shift': {'c1': 0.08, 'c8': 0.08}, 'decide_undetermined': 'undetermined'}
-    for rule in ('interval', 'point'):   # the interval rule kept it before issue 21
-        opt_in = decide(base, cand, regression_rule=rule, **noisy)
-        assert opt_in['keep'] is False and opt_in['verdict'] == 'reject', (rule, opt_in['reasons'])
     result = decide(base, cand, **noisy)
     assert result['deltas']['throughput_change_c8'] == pytest.approx(-0.125, abs=0.01)
     assert result['keep'] is False and result['verdict'] == 'reject', result['reasons']
@@ -629,13 +617,12 @@ def test_the_readme_calibration_no_longer_keeps_a_c8_loss():
 @pytest.mark.parametrize('decide_undetermined', ['point_estimate', 'undetermined'])
 @pytest.mark.parametrize('keep_marginal', [False, True])
 @pytest.mark.parametrize('c8_margin', [0.0, 0.05, 0.1])
-@pytest.mark.parametrize('rule', ['non_inferiority', 'point', 'interval'])
 def test_every_calibration_reverts_a_c8_loss_of_ten_percent_or_more(
-        phase_shift, decide_undetermined, keep_marginal, c8_margin, rule):
+        phase_shift, decide_undetermined, keep_marginal, c8_margin):
     for loss in (0.10, 0.125, 0.3):
         base, cand = pair(c1=STRONG_C1, c8=((30.0, 0.03), (30.0 / (1.0 - loss), 0.03)))
         result = decide(base, cand, phase_shift=phase_shift, decide_undetermined=decide_undetermined,
-                        keep_marginal=keep_marginal, c8_margin=c8_margin, regression_rule=rule, c8_tolerance=0.05,
+                        keep_marginal=keep_marginal, c8_margin=c8_margin, c8_tolerance=0.05,
                         bootstrap_resamples=400)
         assert result['keep'] is False, (loss, result['reasons'])
 

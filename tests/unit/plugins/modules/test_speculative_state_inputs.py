@@ -6,28 +6,20 @@
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import pytest
-
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.lifecycle import fingerprint
 from ansible_collections.jetson_llm.vllm.plugins.modules.speculative_state import decision_inputs
 
-INPUTS = {'method': 'draft_model', 'c8_tolerance': 0.02, 'c8_margin': 0.05, 'regression_rule': 'non_inferiority',
-          'max_ttft_increase': None}
-
-
-@pytest.mark.parametrize('rule', ['point', 'interval'])
-def test_a_deprecated_rule_is_the_rule_that_decides(rule):
-    """Decided as non_inferiority since issue 21: a host recorded under point (fingerprint with 'point') verifies
-    once more, and an inventory that later drops the deprecated value stays in sync."""
-    given = dict(INPUTS, regression_rule=rule)
-    assert decision_inputs(given) == decision_inputs(INPUTS)
-    assert fingerprint(decision_inputs(given)) == fingerprint(decision_inputs(INPUTS))
-    assert fingerprint(decision_inputs(given)) != fingerprint(dict(decision_inputs(INPUTS), regression_rule=rule))
-    assert given['regression_rule'] == rule, 'the caller\'s dict is not changed'
+INPUTS = {'method': 'draft_model', 'c8_tolerance': 0.02, 'c8_margin': 0.05, 'max_ttft_increase': None}
 
 
 def test_unset_inputs_are_left_out_and_others_kept():
-    assert decision_inputs(INPUTS) == {'method': 'draft_model', 'c8_tolerance': 0.02, 'c8_margin': 0.05,
-                                       'regression_rule': 'non_inferiority'}
+    given = dict(INPUTS)
+    assert decision_inputs(given) == {'method': 'draft_model', 'c8_tolerance': 0.02, 'c8_margin': 0.05}
+    assert given == INPUTS, "the caller's dict is not changed"
     assert decision_inputs(None) == {}
-    assert decision_inputs({'regression_rule': 'sometimes'}) == {'regression_rule': 'sometimes'}
+
+
+def test_an_unset_option_keeps_the_fingerprint_of_a_record_made_without_it():
+    without = {key: value for key, value in INPUTS.items() if key != 'max_ttft_increase'}
+    assert fingerprint(decision_inputs(INPUTS)) == fingerprint(decision_inputs(without))
+    assert fingerprint(decision_inputs(dict(INPUTS, max_ttft_increase=0.25))) != fingerprint(decision_inputs(INPUTS))

@@ -312,7 +312,7 @@ def test_sequential_runs_the_rounds_with_the_checked_options(sequential_calls):
     ({'c8_tolerance': 'inf'}, 'sequential.c8_tolerance must be a finite number, got inf.'),
     ({'round_prompts': {'1': -3}}, 'sequential.round_prompts at concurrency 1 must be a multiple of 1 from 5'),
     ({'bootstrap_resamples': 10 ** 9}, 'sequential.bootstrap_resamples must be an integer from 200 to 20000'),
-    ({'regression_rule': 'never'}, 'regression_rule'),
+    ({'regression_rule': 'non_inferiority'}, 'regression_rule'),
     ({'rounds': 2}, 'rounds'),
     ({'baseline': {'benchmark': {'config': {}, 'runs': []}}}, 'sequential.baseline has no runs'),
 ])
