@@ -18,7 +18,8 @@ role's defaults). The scenarios share four hosts and run in file order:
                                           edit, a refusal, disabled, enabled again
   orin-reject  (AGX Orin 64GB, R36, target) reject with draft-heavy (acceptance ~1.0, but 8 times the
                                           target's depth: too expensive on any CPU);
-                                          refusals (Orin Nano identity, concurrency 8); a power-mode change
+                                          refusals (Orin Nano identity, concurrency 8); a power-mode change;
+                                          a draft staged from a mirror (a corrupt copy refused first)
   thor-faults  (Thor T5000, target)       draft-badvocab (rejected at start-up); controller SIGKILLed
                                           mid-change (the guard restores) and during the candidate
                                           benchmark (the next run resumes); an operator's drop-in and a
@@ -39,6 +40,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import hashlib
+import http.server
 import json
 import re
 import shutil
@@ -846,6 +848,109 @@ def test_a_power_mode_or_clock_change_is_a_new_baseline_and_the_run_says_so(flee
         status.write_text(before)
         shutil.rmtree(sysfs, ignore_errors=True)
     assert fleet.main_pid("orin-reject") == pid
+
+
+# --- draft weights staged from a mirror before the change -------------------------------------------
+class MirrorHandler(http.server.BaseHTTPRequestHandler):
+    """A site mirror: the test bed's model directories, each with a SHA256SUMS made from its files; with
+    ``server.corrupt`` set, that file is served with one byte changed (as a bad disk or a half-synced mirror would)."""
+
+    def log_message(self, *args):
+        pass
+
+    def _body(self):
+        name, _sep, rel = self.path.lstrip("/").partition("/")
+        root = MODELS / name
+        if not name or not root.is_dir() or ".." in rel.split("/"):
+            return None
+        if rel == "SHA256SUMS":
+            return "".join(f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.relative_to(root)}\n"
+                           for p in sorted(root.rglob("*")) if p.is_file()).encode()
+        path = root / rel
+        if not path.is_file():
+            return None
+        data = path.read_bytes()
+        if self.server.corrupt == f"{name}/{rel}":
+            data = bytes([data[0] ^ 0xFF]) + data[1:]
+        return data
+
+    def _answer(self, head):
+        data = self._body()
+        self.server.requests.append((self.command, self.path))
+        if data is None:
+            self.send_error(404)
+            return
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if not head:
+            self.wfile.write(data)
+
+    def do_GET(self):  # noqa: N802
+        self._answer(False)
+
+    def do_HEAD(self):  # noqa: N802
+        self._answer(True)
+
+
+@pytest.fixture
+def mirror():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), MirrorHandler)
+    server.daemon_threads = True
+    server.corrupt = None
+    server.requests = []
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server.url = f"http://127.0.0.1:{server.server_address[1]}/"
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+STAGED = "/var/lib/jetson_llm/models/draft-random"
+
+
+def test_a_draft_staged_from_a_mirror_is_checked_before_any_restart_and_real_vllm_starts_from_it(fleet, mirror):
+    """jetson_spec_stage: the draft comes from a site mirror over HTTP (a real server on the loopback; the hosts share
+    this machine's network), checked file by file against the mirror's SHA256SUMS before the service is touched. A
+    corrupt copy fails the run before any restart (the host serves as before, nothing is left staged); a good one is
+    staged and real vLLM starts the candidate from the staged directory (the random draft: reverted, as sure as the
+    ngram run above). Its own fact file, as the ngram run."""
+    name, fact_file = "orin-reject", "/etc/ansible/facts.d/staged.fact"
+    host = fleet.hosts[name]
+    stage_vars = {"jetson_spec_draft_model": STAGED, "jetson_spec_stage": {"draft_model": mirror.url + "draft-random/"},
+                  "jetson_spec_benchmark": SHORT_WORKLOAD, "jetson_spec_fact_file": fact_file,
+                  "jetson_spec_min_throughput_gain": 10.0, "jetson_spec_tune_max_steps": 0}
+    unit_before, pid = fleet.read(name, UNIT), fleet.main_pid(name)
+    mirror.corrupt = "draft-random/model.safetensors"
+    rc, out = fleet.play(name, extra=stage_vars, expect_rc=2)
+    assert rc == 2
+    flat = " ".join(out.split())
+    assert "draft-random/model.safetensors has SHA-256 " in flat and "a corrupt or changed copy, refused" in flat, \
+        out[-3000:]
+    fact = json.loads(fleet.read(name, fact_file))
+    assert fact["status"] == "failed" and any("a corrupt or changed copy, refused" in r for r in fact["reasons"]), fact
+    assert fleet.main_pid(name) == pid, "the service was restarted for a draft that was never staged"
+    assert fleet.read(name, UNIT) == unit_before
+    fleet.assert_no_overlay(name)
+    assert not host.path(STAGED).exists()
+    assert not [p for p in host.path(STAGED).parent.iterdir() if ".partial-" in p.name]
+    assert ("GET", "/draft-random/SHA256SUMS") in mirror.requests
+
+    mirror.corrupt, mirror.requests[:] = None, []
+    _rc, out = fleet.play(name, extra=stage_vars)
+    fact = json.loads(fleet.read(name, fact_file))
+    assert fact["status"] == "reverted", fact["reasons"]
+    attempt = fact["attempts"][0]
+    assert attempt["healthy"] is True and attempt["speculative_config"]["model"] == STAGED, attempt
+    for path in (MODELS / "draft-random").iterdir():
+        assert host.path(f"{STAGED}/{path.name}").read_bytes() == path.read_bytes(), path.name
+    assert ("GET", "/draft-random/model.safetensors") in mirror.requests
+    candidate = json.loads(fleet.read(name, "/var/lib/jetson_llm/speculative/vllm.candidate.json"))
+    assert candidate["runs"][0]["spec_decode"]["drafts"] > 0, "the candidate did not speculate with the staged draft"
+    assert fleet.read(name, UNIT) == unit_before
+    fleet.assert_no_overlay(name)
+    assert_record_is_reality(fleet, name, fact_file)
+    assert healthy(name)
 
 
 # --- start-up failures, a bad draft, a killed controller --------------------------------------------

@@ -13,6 +13,7 @@ TARGET_PYTHON_3_10 / TARGET_PYTHON_3_12. A missing one fails the suite: it never
 from __future__ import annotations
 
 import glob
+import hashlib
 import json
 import os
 import subprocess
@@ -91,7 +92,22 @@ def _offline_calls(tmp):
                                                "guard_unit": "jetson-no-guard"},
          False),
         ("jetson_llm.vllm.speculative_overlay", {"name": "jetson-no-such-vllm.service", "state": "absent"}, True),
+        ("jetson_llm.vllm.speculative_stage", {"source": str(_mirror(tmp)), "dest": str(tmp / "models" / "draft"),
+                                               "min_free_mb": 0}, False),
     ]
+
+
+def _mirror(tmp):
+    """A model directory with its SHA256SUMS, as a site mirror publishes it (speculative_stage's source)."""
+    mirror = tmp / "mirror" / "draft"
+    (mirror / "tokenizer").mkdir(parents=True, exist_ok=True)
+    files = {"config.json": b'{"model_type": "llama"}\n', "model.safetensors": bytes(range(256)) * 64,
+             "tokenizer/vocab.json": b'{"a": 1}\n'}
+    for name, data in files.items():
+        (mirror / name).write_bytes(data)
+    (mirror / "SHA256SUMS").write_text("".join("%s  %s\n" % (hashlib.sha256(data).hexdigest(), name)
+                                               for name, data in sorted(files.items())))
+    return mirror
 
 
 def _run_all(calls, python, tmp):
@@ -148,6 +164,9 @@ def test_offline_modules_return_what_the_reference_python_returns(target_python,
     # the record written on this Python reads back the same through the reference's state module
     assert json.loads((tgt_tmp / "record.fact").read_text()) == json.loads((ref_tmp / "record.fact").read_text())
     assert target[10]["record"]["status"] == "refused" and target[10]["rule"] == 1  # skip: no such service
+    staged = target[-1]
+    assert staged["changed"] is True and staged["copied_bytes"] == staged["bytes"] == 16384 + 24 + 9, staged
+    assert (tgt_tmp / "models" / "draft" / "tokenizer" / "vocab.json").read_bytes() == b'{"a": 1}\n'
 
 
 def test_http_modules_talk_to_real_vllm(target_python, vllm_baseline):

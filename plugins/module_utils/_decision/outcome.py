@@ -163,15 +163,27 @@ def _cut(text, limit):
     return text if len(text) <= limit else text[:limit - 3].rstrip() + '...'
 
 
+def failure_message(failure):
+    """A failed task's message: its ``msg``, or, for a loop (``results``: its items' results, Ansible's "One or more
+    items failed"), the messages of the items that failed."""
+    items = failure.get('results')
+    if isinstance(items, list):
+        failed = ['%s' % item.get('msg') for item in items
+                  if isinstance(item, dict) and item.get('failed') and item.get('msg')]
+        if failed:
+            return ' '.join(failed)
+    return '%s' % (failure.get('msg') or 'no message')
+
+
 def after_failure(outcome, failure, revert_failure, changed, overlays, service):
     """The outcome of a run a task failed in: status failed; the reasons so far, the failed task and its message
-    (``failure``: ``task``, ``msg``), then, when the host was changed (``changed``), either that the previous service
+    (``failure``: ``task``, ``msg``, and a loop's ``results``: failure_message), then, when the host was changed (``changed``), either that the previous service
     was restored and is healthy, or (``revert_failure`` given) that the revert failed too, with its own task and
     message, the ``overlays`` to remove and the ``service`` to restart."""
     failure = _mapping(failure)
     reasons = list(_mapping(outcome).get('reasons') or [])
     reasons.append('Task "%s" failed: %s' % (
-        failure.get('task') or '?', _cut(failure.get('msg') or 'no message', FAILURE_MSG_CHARS)))
+        failure.get('task') or '?', _cut(failure_message(failure), FAILURE_MSG_CHARS)))
     if revert_failure:
         revert_failure = _mapping(revert_failure)
         reasons.append('REVERT FAILED (task "%s"): %s The host needs an operator; remove %s, then restart %s.' % (

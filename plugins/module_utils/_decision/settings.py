@@ -25,6 +25,12 @@ _PROM = re.compile(r'/[A-Za-z0-9._/-]+\.prom\Z')
 _DIGITS = re.compile(r'[0-9]{1,10}\Z')
 ECHO = 80
 
+#: jetson_spec_stage's keys: the model settings whose directory is staged before the change (speculative_stage).
+STAGED_MODELS = ('draft_model', 'smaller_draft_model', 'eagle3_head')
+#: The settings stage_problems reads (role_setting_problems checks them with the RULES).
+STAGE_SETTINGS = ('jetson_spec_stage',) + tuple('jetson_spec_' + key for key in STAGED_MODELS)
+_STAGE_SOURCE = re.compile(r'(https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~%/+-]*)?|/[A-Za-z0-9._/+-]+)\Z')
+_STAGE_DEST = re.compile(r'/[A-Za-z0-9._/+-]+\Z')
 #: The benchmark settings (jetson_spec_benchmark, _confirm_benchmark, _revert_benchmark) whose keys are checked.
 BENCHMARK_SETTINGS = ('jetson_spec_benchmark', 'jetson_spec_confirm_benchmark', 'jetson_spec_revert_benchmark')
 
@@ -217,6 +223,7 @@ def role_setting_problems(settings, role, benchmark_keys=(), managed_flags=()):
                             'is jetson_llm.vllm.speculative_decoding\'s).'
                             % (_echo(managed_flags_in(settings['vllm_extra_args'], flags)), ', '.join(flags)))
         return problems
+    problems.extend(stage_problems(settings))
     allowed_keys = [str(key) for key in benchmark_keys]
     for name in BENCHMARK_SETTINGS:
         if name not in settings:
@@ -226,4 +233,34 @@ def role_setting_problems(settings, role, benchmark_keys=(), managed_flags=()):
         if keys is None or any(key not in allowed_keys for key in keys):
             problems.append('%s is %s; allowed: vllm_benchmark options %s.'
                             % (name, _echo(keys if keys is not None else value), ', '.join(allowed_keys)))
+    return problems
+
+
+def stage_problems(settings):
+    """jetson_spec_stage: {model setting: source}. Each key is one of STAGED_MODELS, each source an http(s) URL
+    without credentials or an absolute path, and the model setting it names is the absolute path staged into."""
+    if 'jetson_spec_stage' not in settings:
+        return []
+    stage = settings['jetson_spec_stage']
+    if not isinstance(stage, dict):
+        return ['jetson_spec_stage is %s; allowed: a dictionary of %s -> source (an http:// or https:// URL of a '
+                'mirror directory, or an absolute path on the host).' % (_echo(stage), ', '.join(STAGED_MODELS))]
+    problems = []
+    for key in sorted(stage, key=str):
+        source = stage[key]
+        if key not in STAGED_MODELS:
+            problems.append('jetson_spec_stage has the key %s; allowed: %s.' % (_echo(key), ', '.join(STAGED_MODELS)))
+            continue
+        if not isinstance(source, str) or not _STAGE_SOURCE.match(source):
+            shown = source
+            if isinstance(source, str) and '@' in source:
+                shown = '(a URL with credentials, not shown)'
+            problems.append('jetson_spec_stage.%s is %s; allowed: an http:// or https:// URL of a mirror directory '
+                            '(no credentials, no query: the token goes in jetson_spec_stage_token) or an absolute path '
+                            'on the host, of letters, digits and ._~%%/+-.' % (key, _echo(shown)))
+        dest = settings.get('jetson_spec_' + key)
+        if 'jetson_spec_' + key in settings and not (isinstance(dest, str) and _STAGE_DEST.match(dest)):
+            problems.append('jetson_spec_stage.%s stages into jetson_spec_%s, which is %s; allowed: the absolute path '
+                            'the model is staged into and served from, of letters, digits and ._/+-.'
+                            % (key, key, _echo(dest)))
     return problems

@@ -164,3 +164,16 @@ def test_a_failures_message_is_cut_and_a_missing_one_is_named():
     assert len(first) < O.FAILURE_MSG_CHARS + 40
     assert revert.startswith('REVERT FAILED (task "?"): yyy') and "y" * (O.REVERT_MSG_CHARS + 1) not in revert
     assert O.after_failure({}, {}, None, False, [], "vllm")["reasons"] == ['Task "?" failed: no message']
+
+
+def test_a_failed_loop_is_said_with_the_messages_of_its_failed_items():
+    """A loop's failure (the staging of several models) says what failed in it, not Ansible's "One or more items
+    failed"."""
+    failure = {"task": "Stage the model weights", "msg": "One or more items failed",
+               "results": [{"failed": False, "msg": "ok"}, {"failed": True, "msg": "draft.bin has SHA-256 0f, not 1e"},
+                           "not a result", {"failed": True}]}
+    new = O.after_failure({}, failure, None, False, [], "vllm")
+    assert new["reasons"] == ['Task "Stage the model weights" failed: draft.bin has SHA-256 0f, not 1e']
+    assert O.failure_message({"msg": "One or more items failed", "results": [{"failed": True}]}) == \
+        "One or more items failed"
+    assert O.failure_message({"msg": "plain", "results": None}) == "plain"

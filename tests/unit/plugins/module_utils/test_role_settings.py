@@ -15,7 +15,7 @@ SERVE_VARS = yaml.safe_load((ROLES / "serve" / "vars" / "main.yml").read_text())
 SERVE_DEFAULTS = yaml.safe_load((ROLES / "serve" / "defaults" / "main.yml").read_text())
 KEYS = ROLE_VARS["_jetson_spec_benchmark_keys"]
 FLAGS = SERVE_VARS["_vllm_managed_flags"]
-NAMES = [name for name, _check, _allowed in S.RULES] + list(S.BENCHMARK_SETTINGS)
+NAMES = [name for name, _check, _allowed in S.RULES] + list(S.BENCHMARK_SETTINGS) + list(S.STAGE_SETTINGS)
 SERVE_NAMES = [name for name, _check, _allowed in S.SERVE_RULES] + ["vllm_extra_args"]
 
 
@@ -202,3 +202,34 @@ def test_environment_values_are_never_shown_only_their_names():
 ])
 def test_good_serve_settings_are_no_problem(name, value):
     assert serve_problems(**{name: value}) == []
+
+
+MIRROR = "http://mirror.site.example:8080/models/draft-1layer/"
+
+
+@pytest.mark.parametrize("settings, words", [
+    ({"jetson_spec_stage": ["x"]}, 'jetson_spec_stage is "[\'x\']"; allowed: a dictionary of draft_model, '
+                                   'smaller_draft_model, eagle3_head -> source'),
+    ({"jetson_spec_stage": {"target": MIRROR}}, 'jetson_spec_stage has the key "target"; allowed: draft_model,'),
+    ({"jetson_spec_stage": {"draft_model": "ftp://m/x"}, "jetson_spec_draft_model": "/var/lib/m/d"},
+     'jetson_spec_stage.draft_model is "ftp://m/x"; allowed: an http:// or https:// URL'),
+    ({"jetson_spec_stage": {"draft_model": "http://u:pw-9x@m/x/"}, "jetson_spec_draft_model": "/var/lib/m/d"},
+     'jetson_spec_stage.draft_model is "(a URL with credentials, not shown)"'),
+    ({"jetson_spec_stage": {"draft_model": "http://m/x/\r\n"}, "jetson_spec_draft_model": "/var/lib/m/d"},
+     "jetson_spec_stage.draft_model is"),
+    ({"jetson_spec_stage": {"draft_model": MIRROR}, "jetson_spec_draft_model": "Qwen/Qwen3-0.6B"},
+     'jetson_spec_stage.draft_model stages into jetson_spec_draft_model, which is "Qwen/Qwen3-0.6B"; allowed: '
+     'the absolute path'),
+    ({"jetson_spec_stage": {"eagle3_head": "/mnt/mirror/head"}, "jetson_spec_eagle3_head": ""},
+     'stages into jetson_spec_eagle3_head, which is ""'),
+])
+def test_a_bad_stage_setting_names_the_value_and_what_is_allowed(settings, words):
+    found = problems(**settings)
+    assert len(found) == 1 and words in found[0], found
+    assert "pw-9x" not in found[0]
+
+
+def test_a_good_stage_setting_has_no_problem():
+    assert problems(jetson_spec_stage={"draft_model": MIRROR, "smaller_draft_model": "/mnt/mirror/tiny"},
+                    jetson_spec_draft_model="/var/lib/jetson_llm/models/draft-1layer",
+                    jetson_spec_smaller_draft_model="/var/lib/jetson_llm/models/tiny") == []
