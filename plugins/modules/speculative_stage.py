@@ -20,7 +20,7 @@ description:
     was, and an air-gapped site can speculate.
   - The checksums are O(checksums), or the manifest O(manifest) in the source, in C(sha256sum)'s format
     (C(<64 hex digits>  <relative path>) per line; make it on the mirror with
-    C(cd MODEL && find . -type f ! -name SHA256SUMS -printf '%P\0' | xargs -0 sha256sum > SHA256SUMS)).
+    C(cd MODEL && find . -type f ! -name SHA256SUMS ! -path './.cache/*' -printf '%P\0' | xargs -0 sha256sum > SHA256SUMS)).
     O(dest) ends holding exactly the listed files.
   - Whole or nothing. The files are copied into a hidden directory beside O(dest) (the same file system), each
     hashed as it is written; only when all match is the copy moved into place (a previous copy moved aside, then
@@ -158,7 +158,9 @@ reason:
   sample: /var/lib/jetson_llm/models/Qwen3-0.6B does not exist
 '''
 
+import math
 import os
+from urllib.parse import urlsplit
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -168,7 +170,7 @@ MAX_MB = 1024 * 1024
 
 
 def _check_number(module, name, value, low, high, what):
-    if value is None or value != value or not low < value <= high:   # NaN fails the comparisons
+    if value is None or math.isnan(value) or not low < value <= high:
         module.fail_json(msg='%s is %r; allowed: %s. Nothing was changed.' % (name, value, what))
 
 
@@ -222,6 +224,20 @@ def run(module):
     return result
 
 
+def hide_url_credentials(module, source):
+    """A source URL with credentials is refused (run() says why); its user and password are masked in every output
+    before that, the module's echo of its arguments included."""
+    try:
+        parts = urlsplit(source) if isinstance(source, str) else None
+    except ValueError:
+        return
+    if parts is not None and (parts.username or parts.password):
+        userinfo = parts.netloc.rpartition('@')[0]
+        for value in (userinfo, parts.password, parts.username):
+            if value:
+                module.no_log_values.add(value)
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -238,6 +254,7 @@ def main():
         ),
         supports_check_mode=True,
     )
+    hide_url_credentials(module, module.params['source'])
     try:
         module.exit_json(**run(module))
     except S.StageError as exc:

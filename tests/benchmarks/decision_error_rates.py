@@ -27,7 +27,8 @@ ratio of candidate to baseline throughput at c=1 and at c=8 (TPOT scales as 1 / 
 Protocols: ``fixed`` (the specification's 50 measured requests per level and phase) and ``sequential`` (the role's
 default: baseline 24, candidate rounds of 8 at c=1 and 16 at c=8, at most 48 per level). Option combinations: the
 role's ``decide_undetermined`` x ``phase_shift`` (given to the verdict or not) x ``c8_margin`` (0.05, the default,
-and 0.10, the most allowed); the concurrency-8 rule is non-inferiority, the only one; keep_marginal false. The bootstrap uses ``--resamples`` (400) resamples: enough for a rate, not for a single decision.
+and 0.10, the most allowed); the concurrency-8 rule is non-inferiority, the only one; keep_marginal false. The
+bootstrap uses ``--resamples`` (400) resamples: enough for a rate, not for a single decision.
 
     .venv/bin/python tests/benchmarks/decision_error_rates.py [--pairs 200] [--noise 1 2 4] [--jobs 2]
         [--scenarios aa gain15 ...] [--json tests/output/bench/decision_error_rates.json]
