@@ -130,8 +130,9 @@ def run_batch(cases, tmp_path):
     ``ignore_errors``, a ``timeout`` of max_seconds + KILL_GRACE). One ansible start-up for the batch instead of one
     per case: the module runs exactly as before (the task's arguments, the same interpreter), without the ~1 s of
     the ``ansible`` CLI's own start. Returns {case id: (result dict, output, seconds, the path it must not write)}:
-    the output is the case's own result and the run's stderr; ``seconds`` the task's own duration (the json
-    callback's). A secret of any case found anywhere in the whole run's output fails that case."""
+    the output is the case's own result and the run's stderr, with the secrets of the case found anywhere in the whole
+    run's output appended (they fail that case, and that case only); ``seconds`` the task's own duration (the json
+    callback's)."""
     sims, tasks, writes = {}, [], {}
     try:
         for case in cases:
@@ -172,8 +173,10 @@ def run_batch(cases, tmp_path):
     missing = [case.id for case in cases if case.id not in runs]
     assert not missing, f"cases without a result (the run stopped?): {missing}\n{proc.stderr[-3000:]}"
     for case in cases:
-        for number, secret in enumerate(case.secrets, 1):
-            assert secret not in whole, f"{case.id}: secret #{number} appears in the run's output"
+        leaked = [secret for secret in case.secrets if secret in whole]
+        if leaked:
+            result, output, seconds, written = runs[case.id]
+            runs[case.id] = (result, output + "\n" + "\n".join(leaked), seconds, written)
     return runs
 
 
