@@ -6,7 +6,7 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 """The outcome filters (after_plan, batch_aware_note, verdict_outcome, attempt_note, attempt_next,
-startup_failure_outcome, failure_outcome): see their .yml documentation."""
+startup_failure_outcome, failure_outcome, undrain_step): see their .yml documentation."""
 
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.parsing.convert_bool import boolean
@@ -97,8 +97,24 @@ def failure_outcome(outcome, failure, revert_failure, changed, overlays, service
     return O.after_failure(outcome, failure, revert_failure, changed, overlays, service)
 
 
+def undrain_step(outcome, drained, hook, revert_failure, serving=True):
+    """Whether the undrain hook runs at the end of the run, and the outcome (a reason when the host stays out)."""
+    if not isinstance(outcome, dict):
+        raise AnsibleFilterError('undrain_step: the outcome is %s, not a dictionary' % type(outcome).__name__)
+    if revert_failure is not None and not isinstance(revert_failure, dict):
+        raise AnsibleFilterError('undrain_step: the revert failure is %s, not a dictionary or none'
+                                 % type(revert_failure).__name__)
+    if not isinstance(hook, str):
+        raise AnsibleFilterError('undrain_step: the hook is %s, not a string' % type(hook).__name__)
+    try:
+        drained, serving = boolean(drained, strict=True), boolean(serving, strict=True)
+    except TypeError as exc:
+        raise AnsibleFilterError('undrain_step: drained and serving: %s' % exc)
+    return O.undrain_step(outcome, drained, hook, revert_failure, serving)
+
+
 class FilterModule(object):
     def filters(self):
         return {'after_plan': after_plan, 'batch_aware_note': batch_aware_note, 'verdict_outcome': verdict_outcome, 'attempt_note': attempt_note,
                 'attempt_next': attempt_next, 'startup_failure_outcome': startup_failure_outcome,
-                'failure_outcome': failure_outcome}
+                'failure_outcome': failure_outcome, 'undrain_step': undrain_step}

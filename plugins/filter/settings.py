@@ -7,6 +7,8 @@ __metaclass__ = type
 
 """The role_setting_problems filter: see role_setting_problems.yml."""
 
+import os
+
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.settings import role_setting_problems as _problems
@@ -18,7 +20,7 @@ def role_setting_problems(settings, role, benchmark_keys=None, managed_flags=Non
         if value is not None and not isinstance(value, (list, tuple)):
             raise AnsibleFilterError('role_setting_problems: %s is %s, not a list' % (name, type(value).__name__))
     try:
-        return _problems(settings, role, benchmark_keys or (), managed_flags or ())
+        return _problems(settings, role, benchmark_keys or (), managed_flags or (), is_file=os.path.isfile)
     except (TypeError, ValueError) as exc:
         raise AnsibleFilterError('role_setting_problems: %s' % exc)
 

@@ -56,6 +56,14 @@ options:
       - The guard's boot-time unit file (compose, where a container comes back with its configuration after a reboot).
         Armed means the file exists.
     type: path
+  drain_marker:
+    description:
+      - The file the role writes when its drain hook takes the host out of service, and removes once its undrain hook
+        has put it back.
+      - Present (whatever it holds), the host is still out of service from an earlier run that was interrupted, so
+        RV(drained) is true and a reason says so; the action is decided as without it (the role puts the host back at
+        the end of the run).
+    type: path
   state:
     description: V(enabled) runs the loop; V(disabled) removes speculation on purpose.
     type: str
@@ -289,6 +297,11 @@ guard_armed:
   description: The guard timer is active, or the boot-time guard (O(boot_guard)) is installed.
   returned: always
   type: bool
+drained:
+  description: The drain marker (O(drain_marker)) is there, so an earlier run took the host out of service and did
+    not put it back.
+  returned: always
+  type: bool
 baseline_gpu_memory_utilization:
   description:
     - The baseline's C(--gpu-memory-utilization) (the running value; while speculation runs, the baseline's own from
@@ -401,6 +414,7 @@ def argument_spec():
         fact_file=dict(type='path', required=True),
         guard_unit=dict(type='str', required=True),
         boot_guard=dict(type='path'),
+        drain_marker=dict(type='path'),
         state=dict(type='str', default='enabled', choices=['enabled', 'disabled']),
         force_verify=dict(type='bool', default=False),
         default_gpu_memory_utilization=dict(type='float', default=0.9),
@@ -442,6 +456,7 @@ class StateReader(object):
         self.read_baseline_utilisation()
         self.compute_fingerprints()
         self.read_guard()
+        self.read_drain_marker()
         self.decide_action()
         self.read_exposure()
         self.module.exit_json(**self.result())
@@ -455,7 +470,7 @@ class StateReader(object):
         try:
             check_name(params['name'], 'name')
             check_name(params['guard_unit'], 'guard_unit')
-            for option in ('fact_file', 'boot_guard', 'project_src'):
+            for option in ('fact_file', 'boot_guard', 'drain_marker', 'project_src'):
                 check_path(params[option], option, allow_none=option != 'fact_file')
         except InputError as exc:
             self.module.fail_json(msg='%s. Nothing was read or changed.' % exc)
@@ -579,6 +594,11 @@ class StateReader(object):
         """Whether the guard is armed (its timer, or the boot-time unit)."""
         self.armed = guard_armed(self.module, self.params['guard_unit'], self.params['boot_guard'])
 
+    def read_drain_marker(self):
+        """Whether an earlier run left the host out of service (its drain marker is there: any file type counts)."""
+        marker = self.params['drain_marker']
+        self.drained = bool(marker) and read_regular(LIVE_ROOT, marker, limit=4096).exists
+
     def decide_action(self):
         """The action, from everything observed (docs/lifecycle.md's rules)."""
         speculators = (self.baseline_serve or {}).get('speculators') or (self.run_serve or {}).get('speculators')
@@ -606,6 +626,10 @@ class StateReader(object):
             'fingerprint_parts': self.fingerprint_parts,
             'service_sha256': self.service_sha256,
         })
+        if self.drained:
+            self.answer = dict(self.answer, reasons=list(self.answer['reasons']) + [
+                'An earlier run took the host out of service (%s is there) and was interrupted before it put it back: '
+                'this run puts it back at its end.' % self.params['drain_marker']])
 
     def read_exposure(self):
         """Who can use the model (None without a service), with a warning when anyone who reaches the host can."""
@@ -630,7 +654,7 @@ class StateReader(object):
                      'speculative': self.configured.get('speculative_config') is not None,
                      'model': serve.get('model'), 'port': serve.get('port')},
             overlay=self.overlay_info, compose=self.compose, can_restore=self.can_restore,
-            guard_armed=self.armed,
+            guard_armed=self.armed, drained=self.drained,
             baseline_gpu_memory_utilization=self.baseline_gmu,
             fingerprint=self.full_fingerprint, baseline_fingerprint=self.baseline_fingerprint,
             fingerprint_parts=self.fingerprint_parts,

@@ -77,6 +77,11 @@ CASES = [
             expect=("--help", 'starts with "-"')),
     Hostile("state-fact-file-nul", STATE, state(fact_file="/etc/ansible/facts.d/x\u0000.fact"),
             expect=("fact_file", "a NUL byte")),
+    # The drain marker: a FIFO there is a drain noted (never opened: a reader would wait for a writer), a bad path
+    # fails with the option's name.
+    Hostile("state-drain-marker-is-a-fifo", STATE, state(drain_marker=FIFO), outcome="ok", max_seconds=30),
+    Hostile("state-drain-marker-relative", STATE, state(drain_marker="-x/vllm.drained.json"),
+            expect=("drain_marker", "-x/vllm.drained.json")),
     Hostile("state-fact-file-relative", STATE, state(fact_file="facts.d/jetson_vllm_speculative.fact"),
             expect=("fact_file", "facts.d/jetson_vllm_speculative.fact", "not an absolute path")),
     Hostile("state-project-src-crlf", STATE, state(manager="compose", project_src="/opt/vllm\r\n/x"),

@@ -76,6 +76,12 @@ METRICS = "/var/lib/node_exporter/textfile_collector/jetson_vllm_speculative.pro
 # read from inside the host), moved to /etc once kept. The unit itself is never written.
 OVERLAY = "/etc/systemd/system/vllm.service.d/zz-jetson-llm-speculative-1-kept.conf"
 CANDIDATE = "/run/systemd/system/vllm.service.d/zz-jetson-llm-speculative-2-candidate.conf"
+# Every host is drained and undrained around its changes (jetson_spec_drain_tasks, _undrain_tasks): the hooks edit a
+# stand-in load balancer on the controller, one nginx upstream file per host (tests/integration/playbooks/roles/
+# lb_hook.yml), and log each call with the vLLM process serving at that moment. The role notes a drain on the host.
+LB = OUT / "lb"
+HOOKS = TOP / "tests" / "integration" / "playbooks" / "roles"
+DRAIN_MARKER = "/var/lib/jetson_llm/speculative/vllm.drained.json"
 
 # 64 output tokens: the accept pair's verdict is as clear as with 128 (measured here, c=1 22 -> 75 tok/s, c=8
 # 135 -> 202 tok/s) at half the benchmark time, which is most of this suite's time with the vLLM start-ups.
@@ -135,6 +141,9 @@ def host_vars(name):
         "jetson_spec_progress_interval": 0,
         # The outcome as Prometheus metrics for node_exporter's textfile collector (off by default).
         "jetson_spec_metrics_file": METRICS,
+        "jetson_spec_drain_tasks": str(HOOKS / "lb_drain.yml"),
+        "jetson_spec_undrain_tasks": str(HOOKS / "lb_undrain.yml"),
+        "test_lb_dir": str(LB),
     }
 
 
@@ -143,6 +152,8 @@ class Fleet:
         self.hosts = {name: nspawn.Host(name, identity=spec["identity"], vllm_port=spec["port"])
                       for name, spec in HOSTS.items()}
         OUT.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(LB, ignore_errors=True)
+        LB.mkdir()
         self.inventory = OUT / "inventory.json"
         self.runs = 0
         self._lock = threading.Lock()
@@ -211,8 +222,26 @@ class Fleet:
         pid = self.main_pid(name)
         return self.hosts[name].nsenter(["cat", f"/proc/{pid}/cmdline"]).stdout.replace("\0", " ")
 
+    # --- the load balancer's stand-in (the drain hooks) ---------------------------------------------
+    def lb_calls(self, name):
+        """The hooks' calls so far: [(drain or undrain, vLLM's MainPID then)]."""
+        log = LB / f"{name}.log"
+        lines = log.read_text().splitlines() if log.exists() else []
+        return [(line.split()[0], int(line.split()[1])) for line in lines]
+
+    def lb_down(self, name):
+        return (LB / f"{name}.conf").read_text().rstrip().endswith(" down;")
+
+    def assert_drained_around_the_change(self, name, pid_before, calls_before):
+        """This run drained the host before its first restart and put it back after its last one; nothing is left."""
+        calls = self.lb_calls(name)[len(calls_before):]
+        assert calls == [("drain", pid_before), ("undrain", self.main_pid(name))], calls
+        assert not self.lb_down(name), "the host is still marked down in its load balancer"
+        assert self.inside(name, DRAIN_MARKER) is None, "the drain marker is left"
+
     def assert_second_run_changes_nothing(self, name, extra):
-        """The same run again: the recorded outcome is used, nothing restarts, no request reaches vLLM."""
+        """The same run again: the recorded outcome is used, nothing restarts, no request reaches vLLM, no drain."""
+        calls = self.lb_calls(name)
         pid = self.main_pid(name)
         requests_before = self.metric(name, "vllm:request_success_total")
         fact_before = self.read(name, FACT)
@@ -222,6 +251,7 @@ class Fleet:
         assert self.metric(name, "vllm:request_success_total") == requests_before
         assert self.read(name, FACT) == fact_before
         assert "recorded earlier" in out
+        assert self.lb_calls(name) == calls, "a run that changes nothing drained the host"
 
     def metric(self, name, metric):
         """Sum of a Prometheus counter of the host's vLLM (all label sets)."""
@@ -435,6 +465,7 @@ ACCEPT_VARS = {"jetson_spec_draft_model": str(MODELS / "draft-deep-1layer"), "je
 
 def test_accept_enables_speculation_tunes_k_and_records_it(fleet):
     baseline_unit = fleet.read("thor-accept", UNIT)
+    pid_before, calls = fleet.main_pid("thor-accept"), fleet.lb_calls("thor-accept")
     # With the newest ansible-core this collection supports (the oldest runs the reject, the batch simulator's keep
     # and a refusal): its enable path on a real systemd host with real vLLM.
     _rc, out = fleet.play("thor-accept", extra=ACCEPT_VARS, core="2.21")
@@ -486,6 +517,8 @@ def test_accept_enables_speculation_tunes_k_and_records_it(fleet):
     state = fleet.hosts["thor-accept"].nsenter(["systemctl", "is-active", "jetson-spec-guard-vllm.timer"], check=False)
     assert state.stdout.strip() != "active"
     assert "ENABLED" in out
+    # Out of its load balancer before the baseline benchmark, back once the tuned change was kept.
+    fleet.assert_drained_around_the_change("thor-accept", pid_before, calls)
 
 
 def test_the_troubleshooting_guide_commands_work_on_a_host_with_a_kept_change(fleet):
@@ -735,6 +768,7 @@ REJECT_VARS = {"jetson_spec_draft_model": str(MODELS / "draft-heavy"), "jetson_s
 
 def test_reject_restores_the_unit_byte_for_byte_and_serves_again(fleet):
     unit_before = fleet.read("orin-reject", UNIT)
+    pid_before, calls = fleet.main_pid("orin-reject"), fleet.lb_calls("orin-reject")
     # With the oldest ansible-core this collection supports (the newest runs the bad-vocabulary revert).
     _rc, _out = fleet.play("orin-reject", extra=REJECT_VARS, core="2.18")
     fact = fleet.fact("orin-reject")
@@ -751,6 +785,8 @@ def test_reject_restores_the_unit_byte_for_byte_and_serves_again(fleet):
     assert fact["revert_check"]["ratio"] > 0
     fleet.assert_no_overlay("orin-reject")
     assert fact["service_sha256"] == fleet.baseline_sha("orin-reject")
+    # Back in its load balancer after the revert, serving the restored service.
+    fleet.assert_drained_around_the_change("orin-reject", pid_before, calls)
 
 
 def test_refusals_change_nothing(fleet):
@@ -1043,6 +1079,10 @@ def test_controller_killed_during_the_candidate_benchmark_the_next_run_rolls_it_
     assert "speculative-config" in fleet.cmdline("thor-faults")
     guard = host.nsenter(["systemctl", "is-active", "jetson-spec-guard-vllm.timer"], check=False).stdout.strip()
     assert guard == "active", "the guard is armed while the candidate runs"
+    # Out of its load balancer, and the host says so, until a run puts it back.
+    assert fleet.lb_down("thor-faults") and fleet.inside("thor-faults", DRAIN_MARKER) is not None
+    calls = fleet.lb_calls("thor-faults")
+    assert calls[-1][0] == "drain", calls
     # Check mode on the interrupted host: it says what it would do and changes nothing.
     pid = fleet.main_pid("thor-faults")
     _rc, out = fleet.play("thor-faults", extra=extra, check=True)
@@ -1062,6 +1102,12 @@ def test_controller_killed_during_the_candidate_benchmark_the_next_run_rolls_it_
     assert healthy("thor-faults")
     assert fleet.read("thor-faults", UNIT) == unit_before
     fleet.assert_no_overlay("thor-faults")
+    # The interrupted run's drain is undone by this one, after its last restart (the host stayed out meanwhile; it
+    # drains again, idempotent, when what it decides after the roll-back restarts vLLM).
+    assert "puts it back at its end" in out, out[-3000:]
+    new = fleet.lb_calls("thor-faults")[len(calls):]
+    assert new[-1] == ("undrain", fleet.main_pid("thor-faults")) and [c[0] for c in new[:-1]] in ([], ["drain"]), new
+    assert not fleet.lb_down("thor-faults") and fleet.inside("thor-faults", DRAIN_MARKER) is None
 
 
 # --- what operators do: their own drop-in, a reboot in the middle of a change ------------------------
@@ -1285,6 +1331,9 @@ def test_a_failure_after_the_change_whose_revert_fails_too_keeps_both_causes_and
     assert revert[0].endswith("then restart vllm."), revert
     assert "The previous service was restored" not in " ".join(reasons)
     assert "REVERT FAILED" in out and first[0][:60] in out, "the run's failure message shows both"
+    # Not put back in its load balancer: the host cannot serve; the reasons say so, the drain stays noted.
+    assert any("stays out of service (the undrain hook was not run)" in r for r in reasons), reasons
+    assert fleet.lb_down("thor-batch") and fleet.inside("thor-batch", DRAIN_MARKER) is not None
     # The guard is still armed: the host keeps trying to restore itself.
     state = host.nsenter(["systemctl", "is-active", "jetson-spec-guard-vllm.timer"], check=False)
     assert state.stdout.strip() == "active", "the guard must stay armed when the revert failed"
@@ -1299,3 +1348,7 @@ def test_a_failure_after_the_change_whose_revert_fails_too_keeps_both_causes_and
         time.sleep(1)
     assert healthy("thor-batch") and "speculative-config" not in fleet.cmdline("thor-batch")
     assert fleet.read("thor-batch", UNIT) == unit_before, "the unit itself was never written"
+    # The next run, once the operator fixed the host, puts it back in its load balancer.
+    fleet.play("thor-batch", extra={**BATCH_SIM_VARS, "jetson_spec_state": "disabled"})
+    assert fleet.lb_calls("thor-batch")[-1] == ("undrain", fleet.main_pid("thor-batch"))
+    assert not fleet.lb_down("thor-batch") and fleet.inside("thor-batch", DRAIN_MARKER) is None

@@ -16,6 +16,8 @@ The role's tasks (verify.yml, batch_aware.yml) call them through the filters ``b
   started it first, then either the revert's proof or, when the revert failed too, its own failure and what the
   operator must do. The first failure is kept apart from the revert's (a nested ``rescue`` rebinds
   ``ansible_failed_task``), so the cause is never lost.
+* ``undrain_step()``: whether the host goes back in service at the end of the run (the undrain hook), after a drain
+  of this run or of an interrupted earlier one.
 """
 
 from __future__ import (absolute_import, division, print_function)
@@ -192,3 +194,28 @@ def after_failure(outcome, failure, revert_failure, changed, overlays, service):
     elif changed:
         reasons.append('The previous service was restored and is healthy.')
     return dict(_mapping(outcome), status='failed', reasons=reasons)
+
+
+def undrain_step(outcome, drained, hook, revert_failure, serving=True):
+    """Whether the undrain hook (``hook``: jetson_spec_undrain_tasks, '' when none) runs at the end of this run, on a
+    host taken out of service (``drained``: by this run's drain hook, or by an earlier run that was interrupted
+    before it put the host back). {'run': bool, 'outcome': the outcome, with a reason when the host stays out}.
+
+    It runs on every path where the service serves: kept, reverted, failed with the previous service restored,
+    nothing changed. It does not run when the revert failed (``revert_failure``) or vLLM does not run (``serving``
+    false: the run skipped the host): the host would get traffic it cannot serve; nor without a hook (an earlier
+    run's drain, the hooks unset since). The reason says so and what to do."""
+    outcome = _mapping(outcome)
+    if not drained:
+        return {'run': False, 'outcome': outcome}
+    reasons = list(outcome.get('reasons') or [])
+    if revert_failure or not serving:
+        reasons.append('The host stays out of service (the undrain hook was not run): its service %s. Put it back in '
+                       'service once the service is healthy again; the next run does it too.'
+                       % ('is not back' if revert_failure else 'does not run'))
+    elif not hook:
+        reasons.append('An earlier run took the host out of service and was interrupted before it put it back, and no '
+                       'undrain hook is set now (jetson_spec_undrain_tasks): put the host back in service yourself.')
+    else:
+        return {'run': True, 'outcome': outcome}
+    return {'run': False, 'outcome': dict(outcome, reasons=reasons)}

@@ -31,6 +31,10 @@ STAGED_MODELS = ('draft_model', 'smaller_draft_model', 'eagle3_head')
 STAGE_SETTINGS = ('jetson_spec_stage',) + tuple('jetson_spec_' + key for key in STAGED_MODELS)
 _STAGE_SOURCE = re.compile(r'(https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~%/+-]*)?|/[A-Za-z0-9._/+-]+)\Z')
 _STAGE_DEST = re.compile(r'/[A-Za-z0-9._/+-]+\Z')
+#: The task files run around a change (jetson_spec_drain_tasks before it, jetson_spec_undrain_tasks after it): both
+#: or neither; each empty or the absolute path of a task file on the controller.
+HOOK_SETTINGS = ('jetson_spec_drain_tasks', 'jetson_spec_undrain_tasks')
+_HOOK = re.compile(r'/[A-Za-z0-9._/+-]+\.ya?ml\Z')
 #: The benchmark settings (jetson_spec_benchmark, _confirm_benchmark, _revert_benchmark) whose keys are checked.
 BENCHMARK_SETTINGS = ('jetson_spec_benchmark', 'jetson_spec_confirm_benchmark', 'jetson_spec_revert_benchmark')
 
@@ -196,13 +200,15 @@ def _echo(value):
     return '"%s"' % ''.join(char if 32 <= ord(char) != 127 else '\\u%04x' % ord(char) for char in escaped)
 
 
-def role_setting_problems(settings, role, benchmark_keys=(), managed_flags=()):
+def role_setting_problems(settings, role, benchmark_keys=(), managed_flags=(), is_file=None):
     """One sentence per bad setting of ``settings`` (the ``role``'s variables by name), empty when all are good.
 
     ``role``: ``serve`` (SERVE_RULES, and ``vllm_extra_args`` must hold none of ``managed_flags``) or
     ``speculative_decoding`` (RULES, and each of BENCHMARK_SETTINGS must be a dictionary whose keys are among
     ``benchmark_keys``, the vllm_benchmark options the role passes on). Only the names ``settings`` holds are checked
-    (the roles pass them all: ``_vllm_checked_settings``, ``_jetson_spec_checked_settings``).
+    (the roles pass them all: ``_vllm_checked_settings``, ``_jetson_spec_checked_settings``). ``is_file``: a
+    callable that says whether a path is a regular file on the controller (the drain and undrain task files), or
+    None not to look.
     """
     if role not in ('serve', 'speculative_decoding'):
         raise ValueError('role is %s; allowed: serve, speculative_decoding' % _echo(role))
@@ -224,6 +230,7 @@ def role_setting_problems(settings, role, benchmark_keys=(), managed_flags=()):
                             % (_echo(managed_flags_in(settings['vllm_extra_args'], flags)), ', '.join(flags)))
         return problems
     problems.extend(stage_problems(settings))
+    problems.extend(hook_problems(settings, is_file))
     allowed_keys = [str(key) for key in benchmark_keys]
     for name in BENCHMARK_SETTINGS:
         if name not in settings:
@@ -263,4 +270,29 @@ def stage_problems(settings):
             problems.append('jetson_spec_stage.%s stages into jetson_spec_%s, which is %s; allowed: the absolute path '
                             'the model is staged into and served from, of letters, digits and ._/+-.'
                             % (key, key, _echo(dest)))
+    return problems
+
+
+def hook_problems(settings, is_file=None):
+    """jetson_spec_drain_tasks and jetson_spec_undrain_tasks: each empty or the absolute path of a task file (.yml,
+    .yaml) that ``is_file`` finds on the controller; set together (a host taken out of service is put back)."""
+    problems, given = [], {}
+    for name in HOOK_SETTINGS:
+        if name not in settings:
+            continue
+        value = settings[name]
+        if value is None or value == '':
+            given[name] = ''
+        elif not isinstance(value, str) or not _HOOK.match(value) or '/../' in value + '/':
+            problems.append('%s is %s; allowed: empty (no hook) or the absolute path of a task file on the controller '
+                            '(.yml or .yaml), of letters, digits and ._/+-.' % (name, _echo(value)))
+        elif is_file is not None and not is_file(value):
+            problems.append('%s is %s; allowed: a task file that exists on the controller (no regular file is there).'
+                            % (name, _echo(value)))
+        else:
+            given[name] = value
+    if len(given) == len(HOOK_SETTINGS) and bool(given[HOOK_SETTINGS[0]]) != bool(given[HOOK_SETTINGS[1]]):
+        problems.append('jetson_spec_drain_tasks is %s and jetson_spec_undrain_tasks is %s; allowed: both set or both '
+                        'empty (a host taken out of service must be put back).'
+                        % (_echo(given[HOOK_SETTINGS[0]]), _echo(given[HOOK_SETTINGS[1]])))
     return problems

@@ -177,3 +177,26 @@ def test_a_failed_loop_is_said_with_the_messages_of_its_failed_items():
     assert O.failure_message({"msg": "One or more items failed", "results": [{"failed": True}]}) == \
         "One or more items failed"
     assert O.failure_message({"msg": "plain", "results": None}) == "plain"
+
+
+@pytest.mark.parametrize("drained, hook, revert_failure, run, said", [
+    (False, "/srv/undrain.yml", None, False, None),
+    (False, "", {"task": "Restart", "msg": "x"}, False, None),
+    (True, "/srv/undrain.yml", None, True, None),
+    (True, "/srv/undrain.yml", {"task": "Restart", "msg": "x"}, False, "stays out of service (the undrain hook was not run)"),
+    (True, "", None, False, "no undrain hook is set now (jetson_spec_undrain_tasks)"),
+    (True, "/srv/undrain.yml", None, "not serving", "stays out of service (the undrain hook was not run): its service "
+                                                    "does not run"),
+])
+def test_the_undrain_runs_wherever_the_service_serves_not_after_a_failed_revert(drained, hook, revert_failure, run,
+                                                                                said):
+    outcome = {"status": "failed" if revert_failure else "reverted", "reasons": ["first"]}
+    serving = run != "not serving"
+    run = False if not serving else run
+    step = O.undrain_step(outcome, drained, hook, revert_failure, serving)
+    assert step["run"] is run
+    if said:
+        assert step["outcome"]["reasons"][0] == "first" and said in step["outcome"]["reasons"][-1]
+        assert step["outcome"]["status"] == outcome["status"]
+    else:
+        assert step["outcome"] == outcome

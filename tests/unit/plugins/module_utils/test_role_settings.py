@@ -15,7 +15,8 @@ SERVE_VARS = yaml.safe_load((ROLES / "serve" / "vars" / "main.yml").read_text())
 SERVE_DEFAULTS = yaml.safe_load((ROLES / "serve" / "defaults" / "main.yml").read_text())
 KEYS = ROLE_VARS["_jetson_spec_benchmark_keys"]
 FLAGS = SERVE_VARS["_vllm_managed_flags"]
-NAMES = [name for name, _check, _allowed in S.RULES] + list(S.BENCHMARK_SETTINGS) + list(S.STAGE_SETTINGS)
+NAMES = ([name for name, _check, _allowed in S.RULES] + list(S.BENCHMARK_SETTINGS) + list(S.STAGE_SETTINGS)
+         + list(S.HOOK_SETTINGS))
 SERVE_NAMES = [name for name, _check, _allowed in S.SERVE_RULES] + ["vllm_extra_args"]
 
 
@@ -233,3 +234,47 @@ def test_a_good_stage_setting_has_no_problem():
     assert problems(jetson_spec_stage={"draft_model": MIRROR, "smaller_draft_model": "/mnt/mirror/tiny"},
                     jetson_spec_draft_model="/var/lib/jetson_llm/models/draft-1layer",
                     jetson_spec_smaller_draft_model="/var/lib/jetson_llm/models/tiny") == []
+
+
+@pytest.fixture()
+def hooks(tmp_path):
+    """A drain and an undrain task file on the controller."""
+    drain, undrain = tmp_path / "drain.yml", tmp_path / "undrain.yaml"
+    drain.write_text("- ansible.builtin.meta: noop\n")
+    undrain.write_text("- ansible.builtin.meta: noop\n")
+    return str(drain), str(undrain)
+
+
+def hook_problems(drain, undrain):
+    return S.role_setting_problems({"jetson_spec_drain_tasks": drain, "jetson_spec_undrain_tasks": undrain},
+                                   "speculative_decoding", KEYS, is_file=lambda path: Path(path).is_file())
+
+
+def test_drain_hooks_set_together_and_found_on_the_controller_are_no_problem(hooks):
+    assert hook_problems(*hooks) == []
+    assert hook_problems("", "") == []
+
+
+@pytest.mark.parametrize("which, value, words", [
+    (0, "drain.yml", 'jetson_spec_drain_tasks is "drain.yml"; allowed: empty (no hook) or the absolute path'),
+    (1, "/srv/hooks/undrain.sh", 'jetson_spec_undrain_tasks is "/srv/hooks/undrain.sh"; allowed: empty'),
+    (0, "/srv/hooks/../../etc/x.yml", 'jetson_spec_drain_tasks is "/srv/hooks/../../etc/x.yml"'),
+    (0, "/srv/hooks/d.yml\n- shell: x", 'jetson_spec_drain_tasks is "/srv/hooks/d.yml\\u000a- shell: x"'),
+    (0, "-e@/srv/x.yml", 'jetson_spec_drain_tasks is "-e@/srv/x.yml"'),
+    (1, ["/srv/x.yml"], 'jetson_spec_undrain_tasks is "[\'/srv/x.yml\']"'),
+    (0, "/nonexistent/jetson/drain.yml", 'jetson_spec_drain_tasks is "/nonexistent/jetson/drain.yml"; allowed: a task '
+                                         'file that exists on the controller'),
+])
+def test_a_bad_drain_hook_names_the_value_and_what_is_allowed(hooks, which, value, words):
+    given = list(hooks)
+    given[which] = value
+    found = hook_problems(*given)
+    assert len(found) == 1 and words in found[0], found
+
+
+@pytest.mark.parametrize("which", [0, 1])
+def test_a_drain_hook_without_its_undrain_is_refused_and_the_reverse_too(hooks, which):
+    given = list(hooks)
+    given[which] = ""
+    found = hook_problems(*given)
+    assert len(found) == 1 and "allowed: both set or both empty (a host taken out of service must be put back)" in found[0]
