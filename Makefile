@@ -124,7 +124,7 @@ INTEGRATION_SHARED := $(addprefix tests/integration/,test_hostile_inputs.py test
 	test_vllm_service_info.py test_sim_fleet_infra.py)
 INTEGRATION_LIFECYCLE := $(addprefix tests/integration/,test_compose.py test_docker_unit.py test_awx_credential.py \
 	test_fleet.py test_vllm_startup_real.py test_target_pythons.py)
-INTEGRATION_TIMED := $(addprefix tests/integration/,test_roles.py test_benchmark_exactness.py test_cohorts.py \
+INTEGRATION_TIMED := $(addprefix tests/integration/,test_roles.py test_benchmark_exactness.py test_cohorts.py test_awx_workflow.py \
 	test_sequential_real.py test_vllm_benchmark_real.py)
 SETUP ?= collection testbed nspawn docker compat-venvs
 integration-lanes-check:

@@ -80,24 +80,32 @@ def _from_hostvars(names, hostvars):
     return hosts
 
 
-def cohort_canaries(hosts, verdicts, now, max_age, run_started=None, hostvars=None, extra=None):
+def cohort_canaries(hosts, verdicts, now, max_age, run_started=None, hostvars=None, extra=None, part='all'):
     """{canaries, by_cohort, verdicts}: the hosts that verify their cohort in full (rollout.pick_canaries), and the
-    verdicts that gate the others (``verdicts`` updated with ``extra``, the usable ones)."""
+    verdicts that gate the others (``verdicts`` updated with ``extra``, the usable ones). ``part`` others (a job that
+    follows a canary job): no canary."""
     if hostvars is not None:
         hosts = _from_hostvars(_names(hosts, 'cohort_canaries with hostvars='), hostvars)
     try:
         merged = dict(_verdicts(verdicts, 'the saved cohort verdicts (jetson_spec_report_dir/cohort-verdicts.json)'))
         merged.update(_verdicts(extra))
-        return _rollout.pick_canaries(hosts, merged, _time('now', now), _max_age(max_age), run_started)
+        return _rollout.pick_canaries(hosts, merged, _time('now', now), _max_age(max_age), run_started,
+                                      pick=_rollout.rollout_part(part) != 'others')
     except (_rollout.RolloutError, TypeError, ValueError, OverflowError) as exc:
         raise AnsibleFilterError('cohort_canaries: %s' % exc)
 
 
-def cohort_gate(key, verdicts, now, max_age, run_started=None, verify_each_host=False, host=None):
-    """{action, reason, verdict} of a host whose own decision is to verify (rollout.gate)."""
+def cohort_gate(key, verdicts, now, max_age, run_started=None, verify_each_host=False, host=None, part='all'):
+    """{action, reason, verdict} of a host whose own decision is to verify (rollout.gate); ``part`` others (a job that
+    follows a canary job): a host whose cohort has no usable verdict is not attempted."""
+    try:
+        part = _rollout.rollout_part(part)
+    except _rollout.RolloutError as exc:
+        raise AnsibleFilterError('cohort_gate: %s' % exc)
     try:
         return _rollout.gate(key, _verdicts(verdicts), _time('now', now), _max_age(max_age), run_started=run_started,
-                             verify_each_host=bool(verify_each_host), host=host)
+                             verify_each_host=bool(verify_each_host), host=host,
+                             without_verdict='stop' if part == 'others' else 'verify')
     except (TypeError, ValueError, OverflowError) as exc:
         raise AnsibleFilterError('cohort_gate: jetson_spec_cohort_verdicts cannot be read (%s)' % exc)
 

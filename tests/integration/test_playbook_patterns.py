@@ -46,3 +46,13 @@ def test_a_limit_outside_the_pattern_fails_and_a_matching_one_runs(tmp_path):
     rc, out = play(common + ["--limit", "orin-1"], tmp_path)
     assert rc == 0, out[-3000:]
     assert (tmp_path / "reports" / "fleet-report.json").exists(), sorted(p.name for p in (tmp_path / "reports").iterdir())
+
+
+@pytest.mark.parametrize("part", ["rest", "Others", "canaries\n"])
+def test_a_rollout_part_that_is_none_of_the_three_fails_before_any_host_is_read(part, tmp_path):
+    (tmp_path / "inv").write_text("[jetsons]\norin-1 ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n")
+    rc, out = play(["-i", "inv", "jetson_llm.vllm.enable_speculation", "-e", json.dumps({"jetson_spec_rollout_part": part})],
+                   tmp_path)
+    assert rc != 0, out[-2000:]
+    assert f"jetson_spec_rollout_part is {json.dumps(json.dumps(part))[1:-1]}; allowed: all" in out, out[-2000:]
+    assert "Nothing was done" in out and "TASK [Reach the host]" not in out

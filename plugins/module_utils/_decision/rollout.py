@@ -11,8 +11,9 @@ verdict** (``cohort_verdict()``, data: saved on the controller, published with s
 =======================================  ==========  ===============================================================
 cohort verdict                           gate        what the host does
 =======================================  ==========  ===============================================================
-none usable (none yet, expired, other    verify      the full protocol on its own (a cohort of one, the canary)
-key), or ``verify_each_host``
+none usable (none yet, expired, other    verify      the full protocol on its own (a cohort of one, the canary);
+key), or ``verify_each_host``                       ``stop`` instead in a job that follows a canary job (AWX's
+                                                     sliced rollout: ``without_verdict='stop'``, no canary picked)
 kept (``enabled``)                       confirm     the kept configuration, one restart, a short candidate
                                                      benchmark at concurrency 1 judged by ``confirm()``; a host
                                                      that fails it is reverted and verified in full on its own
@@ -68,8 +69,23 @@ MEDIAN_SE_FACTOR = math.sqrt(math.pi / 2.0)   # the standard error of a median /
 DEFAULT_SPREAD = 0.03
 
 
+#: The parts of a rollout one job runs (jetson_spec_rollout_part): both, the canaries alone (an AWX workflow's first
+#: job), or the other hosts alone on the canary job's verdicts (the workflow's sliced job: no canary is picked there,
+#: since slices share nothing and each would pick its own).
+ROLLOUT_PARTS = ('all', 'canaries', 'others')
+
+
 class RolloutError(ValueError):
     """A value the rollout cannot decide on (the message names it and what is allowed)."""
+
+
+def rollout_part(value):
+    """``value`` if it is one of ROLLOUT_PARTS, else RolloutError naming it."""
+    if value not in ROLLOUT_PARTS:
+        raise RolloutError('jetson_spec_rollout_part is %r; allowed: %s (all: the canaries then the other hosts in one '
+                           'job; canaries: the canary job of a workflow; others: the job that follows it, on its '
+                           'verdicts, sliced or not)' % (value, ', '.join(ROLLOUT_PARTS)))
+    return value
 
 
 def parse_time(text):
@@ -177,11 +193,26 @@ def usable_verdicts(verdicts, now, max_age, run_started=None):
     return dict(sorted(out.items()))
 
 
-def gate(key, verdicts, now, max_age, run_started=None, verify_each_host=False, host=None):
+def _unverified(key, why, without_verdict):
+    """The gate of a host whose cohort has no usable verdict: verified on its own, or (``without_verdict`` stop: a
+    job that follows a canary job) not attempted."""
+    if without_verdict == 'stop':
+        return {'action': 'stop', 'verdict': None,
+                'reason': '%s: this job follows a canary job and picks no canary (jetson_spec_rollout_part: others), so '
+                          'this host was not attempted; run the canary job (jetson_spec_rollout_part: canaries) for '
+                          'cohort %s first.' % (why, key)}
+    return {'action': 'verify', 'reason': '%s; this host is verified on its own.' % why, 'verdict': None}
+
+
+def gate(key, verdicts, now, max_age, run_started=None, verify_each_host=False, host=None, without_verdict='verify'):
     """What a host of cohort ``key`` whose own decision is to verify does: {action, reason, verdict}.
 
     ``action`` is verify (the full protocol), confirm, follow or stop (the module docstring's table).
+    ``without_verdict``: what a host whose cohort has no usable verdict does, verify (on its own) or stop (a job that
+    follows a canary job: jetson_spec_rollout_part others).
     """
+    if without_verdict not in ('verify', 'stop'):
+        raise RolloutError('without_verdict is %r; allowed: verify, stop' % (without_verdict,))
     if verify_each_host:
         return {'action': 'verify', 'reason': 'jetson_spec_verify_each_host is true: this host is verified on its own.',
                 'verdict': None}
@@ -189,12 +220,10 @@ def gate(key, verdicts, now, max_age, run_started=None, verify_each_host=False, 
         return {'action': 'verify', 'reason': 'This host has no cohort: it is verified on its own.', 'verdict': None}
     verdict = (verdicts or {}).get(key)
     if verdict is None:
-        return {'action': 'verify', 'reason': 'No verdict of cohort %s yet: this host is verified on its own.' % key,
-                'verdict': None}
+        return _unverified(key, 'No verdict of cohort %s yet' % key, without_verdict)
     problem = verdict_problem(verdict, key, now, max_age, run_started)
     if problem:
-        return {'action': 'verify', 'reason': 'Cohort %s: %s; this host is verified on its own.' % (key, problem),
-                'verdict': None}
+        return _unverified(key, 'Cohort %s: %s' % (key, problem), without_verdict)
     if verdict.get('canary') == host:
         # The canary's own verdict: the host was verified in full (a re-run that must verify again does it again).
         return {'action': 'verify', 'reason': 'This host is the canary of cohort %s.' % key, 'verdict': None}
@@ -222,14 +251,15 @@ def _config_words(config):
     return ' '.join('%s' % word for word in words)
 
 
-def pick_canaries(hosts, verdicts, now, max_age, run_started=None):
+def pick_canaries(hosts, verdicts, now, max_age, run_started=None, pick=True):
     """The canaries of a rollout: {'canaries': [names], 'by_cohort': {key: name}, 'verdicts': the usable ones}.
 
     ``hosts``: {name: {'cohort': key or None, 'action': the host's own decision, 'prefer': bool}}. Only hosts whose
     own decision is to verify take part (in-sync, refused or disabled hosts measure nothing). A cohort whose verdict
     still gates (``usable_verdicts``) needs no canary. Otherwise its canary is the first, by name, of the hosts an
     operator marked (the host variable jetson_spec_canary: true), else the first of all by name: deterministic, so
-    a repeated run picks the same host. A host without a cohort is its own canary.
+    a repeated run picks the same host. A host without a cohort is its own canary. ``pick`` false (a job that follows
+    a canary job): no canary at all; the verdicts still gate.
     """
     if not isinstance(hosts, dict):
         raise RolloutError('hosts must be a dictionary of host name to {cohort, action, prefer}, not %s'
@@ -248,6 +278,8 @@ def pick_canaries(hosts, verdicts, now, max_age, run_started=None):
         if key in usable:
             continue
         members.setdefault(key, []).append((not bool(info.get('prefer')), name))
+    if not pick:
+        return {'canaries': [], 'by_cohort': {}, 'verdicts': usable}
     by_cohort = dict((key, sorted(candidates)[0][1]) for key, candidates in members.items())
     canaries = sorted(set(by_cohort.values()) | set(lone))
     return {'canaries': canaries, 'by_cohort': by_cohort, 'verdicts': usable}

@@ -72,6 +72,20 @@ def test_canaries_from_hostvars_and_saved_text_with_awx_verdicts_over_them():
     assert out['canaries'] == ['a', 'c'] and out['verdicts'] == {}
 
 
+def test_a_job_after_the_canary_job_picks_no_canary_and_a_bad_part_is_named():
+    hostvars = {'a': {'_jetson_spec_cohort': {'key': 'k1'}, '_jetson_spec_action': 'verify'}}
+    out = CR.cohort_canaries(['a'], '{}', '2026-12-06T18:00:00Z', 60, hostvars=hostvars, part='others')
+    assert out['canaries'] == []
+    assert CR.cohort_canaries(['a'], '{}', '2026-12-06T18:00:00Z', 60, hostvars=hostvars, part='canaries')['canaries'] == ['a']
+    assert CR.cohort_gate('k1', {}, '2026-12-06T18:00:00Z', 60, part='others')['action'] == 'stop'
+    assert CR.cohort_gate('k1', {}, '2026-12-06T18:00:00Z', 60, part='all')['action'] == 'verify'
+    for bad in ('rest', None):
+        with pytest.raises(AnsibleFilterError, match='jetson_spec_rollout_part is'):
+            CR.cohort_gate('k1', {}, '2026-12-06T18:00:00Z', 60, part=bad)
+        with pytest.raises(AnsibleFilterError, match='jetson_spec_rollout_part is'):
+            CR.cohort_canaries(['a'], '{}', '2026-12-06T18:00:00Z', 60, hostvars=hostvars, part=bad)
+
+
 @pytest.mark.parametrize('saved, words', [('{"k1": ', 'the saved cohort verdicts'), ('[1, 2]', 'dictionary'),
                                           ('{"k": NaN}', 'the saved cohort verdicts')])
 def test_a_damaged_saved_file_is_named_with_the_fix(saved, words):

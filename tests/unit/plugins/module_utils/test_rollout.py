@@ -146,6 +146,37 @@ def test_one_canary_per_cohort_without_a_usable_verdict_first_by_name_or_the_ope
         R.pick_canaries(['a1'], {}, NOW, 3600)
 
 
+def test_a_job_that_follows_a_canary_job_picks_no_canary_and_stops_cohorts_without_a_verdict():
+    """jetson_spec_rollout_part others (an AWX workflow's sliced rollout): slices share nothing, so none picks a
+    canary; a cohort the canary job gave a verdict is gated as in one job, another is not attempted."""
+    hosts = {'a1': {'cohort': 'aaaaaaaaaaaa', 'action': 'verify'}, 'f6': {'cohort': 'dddddddddddd', 'action': 'verify'}}
+    verdicts = {'dddddddddddd': verdict(key='dddddddddddd')}
+    out = R.pick_canaries(hosts, verdicts, NOW, 3600, pick=False)
+    assert out == {'canaries': [], 'by_cohort': {}, 'verdicts': verdicts}
+    assert R.gate('dddddddddddd', verdicts, NOW, 3600, host='f6', without_verdict='stop')['action'] == 'confirm'
+    stop = R.gate('aaaaaaaaaaaa', verdicts, NOW, 3600, host='a1', without_verdict='stop')
+    assert stop['action'] == 'stop' and stop['verdict'] is None
+    assert 'No verdict of cohort aaaaaaaaaaaa yet' in stop['reason'] and 'run the canary job' in stop['reason']
+    expired = R.gate('dddddddddddd', {'dddddddddddd': verdict(key='dddddddddddd', measured_s=-7200)}, NOW, 3600,
+                     without_verdict='stop')
+    assert expired['action'] == 'stop' and '7200 s old' in expired['reason']
+    # a host without a cohort is a cohort of one: verified in its own slice
+    assert R.gate(None, verdicts, NOW, 3600, without_verdict='stop')['action'] == 'verify'
+    with pytest.raises(R.RolloutError, match="without_verdict is 'skip'; allowed: verify, stop"):
+        R.gate('aaaaaaaaaaaa', verdicts, NOW, 3600, without_verdict='skip')
+
+
+@pytest.mark.parametrize('part', ['all', 'canaries', 'others'])
+def test_the_rollout_parts_are_named(part):
+    assert R.rollout_part(part) == part
+
+
+@pytest.mark.parametrize('part', ['', 'Others', 'rest', None, ['others'], 'others\n'])
+def test_a_rollout_part_that_is_none_of_them_is_refused_by_name(part):
+    with pytest.raises(R.RolloutError, match='jetson_spec_rollout_part is .*; allowed: all, canaries, others'):
+        R.rollout_part(part)
+
+
 # --- cohort verdicts -------------------------------------------------------------------------------------------
 COHORT = {'key': 'abc123def456', 'group': 'cohort_abc123def456', 'label': 'thor'}
 
