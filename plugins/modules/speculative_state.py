@@ -629,7 +629,8 @@ class StateReader(object):
         if self.drained:
             self.answer = dict(self.answer, reasons=list(self.answer['reasons']) + [
                 'An earlier run took the host out of service (%s is there) and was interrupted before it put it back: '
-                'this run puts it back at its end.' % self.params['drain_marker']])
+                'the role puts it back at the end of its next run on this host where vLLM serves.'
+                % self.params['drain_marker']])
 
     def read_exposure(self):
         """Who can use the model (None without a service), with a warning when anyone who reaches the host can."""

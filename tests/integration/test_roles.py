@@ -1088,6 +1088,8 @@ def test_controller_killed_during_the_candidate_benchmark_the_next_run_rolls_it_
     _rc, out = fleet.play("thor-faults", extra=extra, check=True)
     assert "resume - A previous run stopped in the middle of the change" in out, out[-3000:]
     assert fleet.fact("thor-faults")["status"] == "pending" and fleet.main_pid("thor-faults") == pid
+    assert fleet.lb_calls("thor-faults") == calls and fleet.inside("thor-faults", DRAIN_MARKER) is not None, \
+        "check mode ran a hook or removed the drain marker"
     # At once, as soon as the operator sees it, speculation switched off: the candidate is rolled back by this run
     # (the guard, armed for 900 s, never fired), and the record says what runs.
     _rc, out = fleet.play("thor-faults", extra={**extra, "jetson_spec_state": "disabled"})
@@ -1104,7 +1106,7 @@ def test_controller_killed_during_the_candidate_benchmark_the_next_run_rolls_it_
     fleet.assert_no_overlay("thor-faults")
     # The interrupted run's drain is undone by this one, after its last restart (the host stayed out meanwhile; it
     # drains again, idempotent, when what it decides after the roll-back restarts vLLM).
-    assert "puts it back at its end" in out, out[-3000:]
+    assert "puts it back at the end of its next run on this host" in out, out[-3000:]
     new = fleet.lb_calls("thor-faults")[len(calls):]
     assert new[-1] == ("undrain", fleet.main_pid("thor-faults")) and [c[0] for c in new[:-1]] in ([], ["drain"]), new
     assert not fleet.lb_down("thor-faults") and fleet.inside("thor-faults", DRAIN_MARKER) is None
