@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # make test: every suite, each suite's wall time printed as it ends and all of them at the end.
 #
-# Two phases of lanes run at once (each lane's suites in turn):
-#   phase 1, lane 1: sanity, units          (ansible-test; each in its own temporary copy of the collection)
+# Phase 1: three lanes at once (each lane's suites in turn):
+#            lane 1: sanity, units          (ansible-test; each in its own temporary copy of the collection)
 #            lane 2: lint, changelog, galaxy, compat
 #            lane 3: integration-shared     (integration files that time nothing on real vLLM)
-#   phase 2, lane 1: integration-timed      (files whose outcomes rest on measured speed: the role runs on real
-#                                            vLLM first, then the benchmark's exactness, the cohorts' simulator
-#                                            timings and the real-vLLM benchmarks)
-#            lane 2: integration-lifecycle  (files that start real vLLM, Docker and systemd hosts and assert
+# Phase 2: alone, one after the other:
+#            integration-timed              (files whose outcomes rest on measured speed: the role runs on real
+#                                            vLLM, the benchmark's exactness, the cohorts' and the AWX workflow's
+#                                            simulator timings, the real-vLLM benchmarks)
+#            integration-lifecycle          (files that start real vLLM, Docker and systemd hosts and assert
 #                                            no speed: compose, docker run, AWX credential, fleet, start-ups, Pythons)
 # Makefile's INTEGRATION_* lists say which file is where (integration-lanes-check: each file in one list).
-# The timed lane's first file (test_roles.py) overlaps the lifecycle lane: its verdicts have wide margins (a 3x
-# gain, an 8x costlier draft, a random draft) and its one tight verdict (a simulated 5 % tolerance) is last in the
-# file; its other files run once the lifecycle lane has ended (about half the timed lane's length).
+# The two parts of phase 2 ran at once on 7 December: beside the lifecycle part's real vLLM and Docker, a role
+# test's concurrency-8 measurement on real vLLM was too noisy to show its regression (95 % interval -45 % to
+# +85 %) and the test failed. Nothing runs beside the timed part.
 # A suite's output goes to .build/test-logs/<suite>.log and is printed whole when the suite ends,
 # so the lanes' outputs are not interleaved. The first failure fails the run (the other lanes are
 # waited for, their results printed too) with the failing suite named.
@@ -81,10 +82,8 @@ if [ "$static_only" -eq 1 ]; then
   exit 0
 fi
 
-# Phase 2: the timed lane's output as it comes (also kept in $logs/integration-timed.log, its time in
-# $logs/integration-timed.time); the lifecycle lane's printed whole when it ends.
-lane integration-lifecycle &
-lane4=$!
+# Phase 2: the timed part alone, its output as it comes (also kept in $logs/integration-timed.log, its time in
+# $logs/integration-timed.time); then the lifecycle part, printed whole when it ends.
 s0=$(date +%s)
 rc=0
 $make --no-print-directory SETUP= integration-timed 2>&1 | tee "$logs/integration-timed.log" || rc=$?
@@ -96,7 +95,9 @@ if [ "$rc" -ne 0 ]; then
 else
   echo "=== make test: integration-timed took $(cat "$logs/integration-timed.time") s"
 fi
-wait "$lane4" || failed=1
+if [ "$failed" -eq 0 ]; then
+  lane integration-lifecycle || failed=1
+fi
 if [ "$failed" -ne 0 ]; then
   echo "make test: a suite of the integration's second phase FAILED (above)" >&2
   exit 1
@@ -106,4 +107,4 @@ times=""
 for suite in lint changelog galaxy sanity units compat integration-shared integration-lifecycle integration-timed; do
   times="$times $suite=$(cat "$logs/$suite.time")s"
 done
-echo "make test: all suites passed in $(( $(date +%s) - t0 )) s (three lanes, then two):$times"
+echo "make test: all suites passed in $(( $(date +%s) - t0 )) s (three lanes, then the timed and lifecycle parts in turn):$times"
