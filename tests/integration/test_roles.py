@@ -76,11 +76,16 @@ METRICS = "/var/lib/node_exporter/textfile_collector/jetson_vllm_speculative.pro
 # read from inside the host), moved to /etc once kept. The unit itself is never written.
 OVERLAY = "/etc/systemd/system/vllm.service.d/zz-jetson-llm-speculative-1-kept.conf"
 CANDIDATE = "/run/systemd/system/vllm.service.d/zz-jetson-llm-speculative-2-candidate.conf"
-# Every host is drained and undrained around its changes (jetson_spec_drain_tasks, _undrain_tasks): the hooks edit a
-# stand-in load balancer on the controller, one nginx upstream file per host (tests/integration/playbooks/roles/
-# lb_hook.yml), and log each call with the vLLM process serving at that moment. The role notes a drain on the host.
+# The runs that assert the drain (kept, reverted, killed mid-change, a failed revert, and the re-runs after them) name
+# drain and undrain hooks (jetson_spec_drain_tasks, _undrain_tasks; the others do not: about 13 more tasks per run
+# through the nsenter connection): the hooks edit a stand-in load balancer on the controller, one nginx upstream file
+# per host (tests/integration/playbooks/roles/lb_hook.yml), and log each call with the vLLM process serving at that
+# moment. The role notes a drain on the host. The hooks are not part of the fingerprint: a run with them and one
+# without are the same inputs.
 LB = OUT / "lb"
 HOOKS = TOP / "tests" / "integration" / "playbooks" / "roles"
+HOOK_VARS = {"jetson_spec_drain_tasks": str(HOOKS / "lb_drain.yml"),
+             "jetson_spec_undrain_tasks": str(HOOKS / "lb_undrain.yml")}
 DRAIN_MARKER = "/var/lib/jetson_llm/speculative/vllm.drained.json"
 
 # 64 output tokens: the accept pair's verdict is as clear as with 128 (measured here, c=1 22 -> 75 tok/s, c=8
@@ -141,8 +146,6 @@ def host_vars(name):
         "jetson_spec_progress_interval": 0,
         # The outcome as Prometheus metrics for node_exporter's textfile collector (off by default).
         "jetson_spec_metrics_file": METRICS,
-        "jetson_spec_drain_tasks": str(HOOKS / "lb_drain.yml"),
-        "jetson_spec_undrain_tasks": str(HOOKS / "lb_undrain.yml"),
         "test_lb_dir": str(LB),
     }
 
@@ -468,7 +471,7 @@ def test_accept_enables_speculation_tunes_k_and_records_it(fleet):
     pid_before, calls = fleet.main_pid("thor-accept"), fleet.lb_calls("thor-accept")
     # With the newest ansible-core this collection supports (the oldest runs the reject, the batch simulator's keep
     # and a refusal): its enable path on a real systemd host with real vLLM.
-    _rc, out = fleet.play("thor-accept", extra=ACCEPT_VARS, core="2.21")
+    _rc, out = fleet.play("thor-accept", extra={**ACCEPT_VARS, **HOOK_VARS}, core="2.21")
     fact = fleet.fact("thor-accept")
     assert fact["status"] == "enabled", fact["reasons"]
     assert fact["verdict"] == "accept"
@@ -539,7 +542,7 @@ def test_the_troubleshooting_guide_commands_work_on_a_host_with_a_kept_change(fl
 
 
 def test_idempotent_second_run_restarts_nothing_and_sends_no_request(fleet):
-    fleet.assert_second_run_changes_nothing("thor-accept", ACCEPT_VARS)
+    fleet.assert_second_run_changes_nothing("thor-accept", {**ACCEPT_VARS, **HOOK_VARS})
 
 
 # The runs that follow the first (AWX schedules, re-runs): an AWX survey sends every value as a string.
@@ -770,7 +773,7 @@ def test_reject_restores_the_unit_byte_for_byte_and_serves_again(fleet):
     unit_before = fleet.read("orin-reject", UNIT)
     pid_before, calls = fleet.main_pid("orin-reject"), fleet.lb_calls("orin-reject")
     # With the oldest ansible-core this collection supports (the newest runs the bad-vocabulary revert).
-    _rc, _out = fleet.play("orin-reject", extra=REJECT_VARS, core="2.18")
+    _rc, _out = fleet.play("orin-reject", extra={**REJECT_VARS, **HOOK_VARS}, core="2.18")
     fact = fleet.fact("orin-reject")
     assert fact["status"] == "reverted", fact["reasons"]
     assert fact["verdict"] == "reject", fact["reasons"]
@@ -1067,7 +1070,7 @@ def test_controller_killed_during_the_candidate_benchmark_the_next_run_rolls_it_
     host = fleet.hosts["thor-faults"]
     unit_before = fleet.read("thor-faults", UNIT)
     extra = {"jetson_spec_draft_model": str(MODELS / "draft-perfect"), "jetson_spec_tune_max_steps": 0,
-             "jetson_spec_benchmark": SHORT_WORKLOAD}
+             "jetson_spec_benchmark": SHORT_WORKLOAD, **HOOK_VARS}
     cmd = [str(BIN / "ansible-playbook"), "-i", str(fleet.inventory), str(PLAYBOOK), "--limit", "thor-faults",
            "-e", json.dumps(extra)]
     killed = kill_playbook_when(cmd, OUT / "killed-controller-candidate.log",
@@ -1316,7 +1319,8 @@ def test_a_failure_after_the_change_whose_revert_fails_too_keeps_both_causes_and
     profile.write_text(json.dumps({**BATCH_SIMULATOR_PROFILE, "fault_crash_after_speculative_steps": 40,
                                    "fault_start_fails_without_speculation": True}))
     try:
-        _rc, out = fleet.play("thor-batch", extra={**BATCH_SIM_VARS, "jetson_spec_tune_max_steps": 0}, expect_rc=2)
+        _rc, out = fleet.play("thor-batch", extra={**BATCH_SIM_VARS, **HOOK_VARS, "jetson_spec_tune_max_steps": 0},
+                              expect_rc=2)
     finally:
         profile.write_text(json.dumps(BATCH_SIMULATOR_PROFILE))
     fact = fleet.fact("thor-batch")
@@ -1351,6 +1355,6 @@ def test_a_failure_after_the_change_whose_revert_fails_too_keeps_both_causes_and
     assert healthy("thor-batch") and "speculative-config" not in fleet.cmdline("thor-batch")
     assert fleet.read("thor-batch", UNIT) == unit_before, "the unit itself was never written"
     # The next run, once the operator fixed the host, puts it back in its load balancer.
-    fleet.play("thor-batch", extra={**BATCH_SIM_VARS, "jetson_spec_state": "disabled"})
+    fleet.play("thor-batch", extra={**BATCH_SIM_VARS, **HOOK_VARS, "jetson_spec_state": "disabled"})
     assert fleet.lb_calls("thor-batch")[-1] == ("undrain", fleet.main_pid("thor-batch"))
     assert not fleet.lb_down("thor-batch") and fleet.inside("thor-batch", DRAIN_MARKER) is None
