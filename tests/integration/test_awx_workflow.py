@@ -16,10 +16,7 @@ from __future__ import annotations
 import ast
 import concurrent.futures
 import json
-import os
 import re
-import shutil
-import sys
 import time
 from pathlib import Path
 
@@ -27,11 +24,8 @@ import ansible_runner  # tests/requirements.txt: a missing runner fails the suit
 import pytest
 import yaml
 
-from conftest import TOP, _ansible_env, run_playbook
-from test_cohorts import GROUP_VARS, LOSES, PAYS, Cohorts, _events
-
-sys.path.insert(0, str(TOP / "tests" / "nspawn"))
-import sim_fleet  # noqa: E402  pylint: disable=wrong-import-position
+from conftest import TOP, _ansible_env
+from test_cohorts import LOSES, PAYS, _events, cohort_fleet
 
 OUT = TOP / "tests" / "output" / "awx-workflow"
 CONFIGURE = TOP / "awx" / "configure.yml"
@@ -179,22 +173,7 @@ def test_the_check_above_fails_on_an_option_the_module_does_not_have():
 # --- the workflow, run as AWX runs it ----------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def workflow_fleet():
-    if os.geteuid() != 0 or not shutil.which("systemd-nspawn"):
-        pytest.skip("needs root and systemd-nspawn (make nspawn)")
-    OUT.mkdir(parents=True, exist_ok=True)
-    hosts = [sim_fleet.SimHost(name, identity=identity, vllm_port=BASE_PORT + index, profile=profile)
-             for index, (name, (identity, profile)) in enumerate(sorted(HOSTS.items()))]
-    fleet = sim_fleet.SimFleet(hosts, name="awx-workflow")
-    fleet.up()
-    try:
-        inventory = fleet.write_inventory(OUT / "inventory.json", group_vars=GROUP_VARS)
-        run_playbook(TOP / "tests" / "integration" / "playbooks" / "roles" / "speculate.yml", inventory=inventory,
-                     extra_vars={"test_run_speculative": False})
-        report_dir = OUT / "reports"
-        shutil.rmtree(report_dir, ignore_errors=True)
-        yield Cohorts(fleet, inventory, report_dir)
-    finally:
-        fleet.down()
+    yield from cohort_fleet(HOSTS, "awx-workflow", OUT, BASE_PORT)
 
 
 def awx_slice(hosts, number, count):

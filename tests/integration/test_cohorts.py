@@ -114,25 +114,31 @@ class Cohorts:
         return proc, started
 
 
-@pytest.fixture(scope="module")
-def cohorts():
+def cohort_fleet(hosts, name, out, base_port, host_vars=None):
+    """Boot ``hosts`` ({name: (identity, simulator profile)}) as a simulated fleet, deploy the baseline service on
+    every host, and yield its Cohorts (inventory and report directory under ``out``); the fleet goes down after."""
     if os.geteuid() != 0 or not shutil.which("systemd-nspawn"):
         pytest.skip("needs root and systemd-nspawn (make nspawn)")
-    OUT.mkdir(parents=True, exist_ok=True)
-    hosts = [sim_fleet.SimHost(name, identity=identity, vllm_port=BASE_PORT + index, profile=profile)
-             for index, (name, (identity, profile)) in enumerate(sorted(HOSTS.items()))]
-    fleet = sim_fleet.SimFleet(hosts, name="cohorts")
+    out.mkdir(parents=True, exist_ok=True)
+    sim_hosts = [sim_fleet.SimHost(host, identity=identity, vllm_port=base_port + index, profile=profile)
+                 for index, (host, (identity, profile)) in enumerate(sorted(hosts.items()))]
+    fleet = sim_fleet.SimFleet(sim_hosts, name=name)
     fleet.up()
     try:
-        inventory = fleet.write_inventory(OUT / "inventory.json", group_vars=GROUP_VARS, host_vars=SITES)
+        inventory = fleet.write_inventory(out / "inventory.json", group_vars=GROUP_VARS, host_vars=host_vars)
         run_playbook(TOP / "tests" / "integration" / "playbooks" / "roles" / "speculate.yml", inventory=inventory,
                      extra_vars={"test_run_speculative": False})
-        report_dir = OUT / "reports"
+        report_dir = out / "reports"
         shutil.rmtree(report_dir, ignore_errors=True)
-        shutil.rmtree(FACT_CACHE, ignore_errors=True)
         yield Cohorts(fleet, inventory, report_dir)
     finally:
         fleet.down()
+
+
+@pytest.fixture(scope="module")
+def cohorts():
+    shutil.rmtree(FACT_CACHE, ignore_errors=True)
+    yield from cohort_fleet(HOSTS, "cohorts", OUT, BASE_PORT, host_vars=SITES)
 
 
 def test_one_canary_per_cohort_gates_its_twins_kept_is_confirmed_reverted_is_followed(cohorts):
