@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 
-from conftest import TOP, run_playbook
+from conftest import BIN, TOP, _ansible_env, run_playbook
 
 PLAYBOOK = TOP / "tests" / "integration" / "playbooks" / "roles" / "batch_aware_tasks.yml"
 
@@ -53,3 +54,21 @@ def test_last_budget_option_wins_and_a_larger_k_needs_more_room(tmp_path):
     batch = json.loads((tmp_path / "decided.json").read_text())["batch_aware"]
     assert batch["tried"] is False and batch["max_batch"] == 0, batch
     assert "--max-num-batched-tokens 15 fits 1 request(s) with 7 draft tokens" in batch["limit_reason"], batch
+
+
+def test_a_run_without_the_model_fails_at_the_role_entry_naming_it_and_ansible_doc_says_it_is_required(tmp_path):
+    """vllm_model is the serve role's variable, and speculative_decoding cannot run without it: its own spec says so,
+    so ansible-doc lists it required and a bare run stops at the role's argument check, before any task."""
+    playbook = tmp_path / "bare.yml"
+    playbook.write_text("- hosts: localhost\n  connection: local\n  gather_facts: false\n  roles:\n"
+                        "    - jetson_llm.vllm.speculative_decoding\n")
+    proc = run_playbook(playbook, inventory="localhost,", check=False)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "missing required arguments: vllm_model" in proc.stdout, proc.stdout
+    tasks = re.findall(r"^TASK \[([^\]]*)\]", proc.stdout, re.M)
+    assert len(tasks) == 1 and tasks[0].startswith(
+        "jetson_llm.vllm.speculative_decoding : Validating arguments against arg spec"), tasks
+    doc = subprocess.run([str(BIN / "ansible-doc"), "-t", "role", "--json", "jetson_llm.vllm.speculative_decoding"],
+                         env=_ansible_env(), text=True, capture_output=True, check=True)
+    options = json.loads(doc.stdout)["jetson_llm.vllm.speculative_decoding"]["entry_points"]["main"]["options"]
+    assert options["vllm_model"]["required"] is True, options["vllm_model"]

@@ -52,10 +52,26 @@ def test_choices_hold_the_default(role):
             assert defaults[name] in option["choices"], f"{role}: {name} default {defaults[name]!r} not in {option['choices']}"
 
 
+# The serve role's variables speculative_decoding documents too, because a run without them fails (ansible-doc shows
+# them required): the same name, type and requirement as in serve's spec.
+SHARED_WITH_SERVE = ("vllm_model",)
+
+
 @pytest.mark.parametrize("role,prefix", [("serve", "vllm_"), ("speculative_decoding", "jetson_spec_")])
 def test_public_variables_carry_the_role_prefix(role, prefix):
     _defaults, options = _load(role)
-    assert all(name.startswith(prefix) for name in options), [n for n in options if not n.startswith(prefix)]
+    shared = SHARED_WITH_SERVE if role == "speculative_decoding" else ()
+    assert all(name.startswith(prefix) or name in shared for name in options), \
+        [n for n in options if not n.startswith(prefix) and n not in shared]
+
+
+@pytest.mark.parametrize("name", SHARED_WITH_SERVE)
+def test_a_serve_variable_speculative_decoding_needs_is_documented_as_serve_documents_it(name):
+    _defaults, serve = _load("serve")
+    _defaults, spec = _load("speculative_decoding")
+    for key in ("type", "required", "choices", "no_log"):
+        assert spec[name].get(key) == serve[name].get(key), f"{name}: {key} differs between the roles' specs"
+    assert spec[name].get("required") is True
 
 
 @pytest.mark.parametrize("role", ROLE_NAMES)
