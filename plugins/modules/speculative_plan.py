@@ -14,8 +14,8 @@ version_added: 0.1.0
 description:
   - Pure decision, runs anywhere and changes nothing. From the Jetson facts (M(jetson_llm.vllm.jetson_facts)), the
     target model and the baseline service settings, decide whether to add C(--speculative-config) to the
-    C(vllm serve) command, with which method (EAGLE-3, a draft model, the target's own MTP layers, n-gram prompt
-    lookup or suffix decoding), which JSON, which
+    C(vllm serve) command, with which method (EAGLE-3, a draft model, the target's own MTP layers or Gemma 4's MTP
+    assistant, DFlash, n-gram prompt lookup or suffix decoding), which JSON, which
     C(num_speculative_tokens) and which lowered C(--gpu-memory-utilization).
   - "Families: Jetson Thor and AGX Orin may speculate. Orin NX and Orin Nano never use EAGLE-3; they use a draft
     model or MTP only with O(allow_small_devices=true), and the memory-free V(ngram) and V(suffix) when O(method)
@@ -33,6 +33,17 @@ description:
     Orin; with n MTP layers known, a K above n must be a multiple of n (vLLM refuses others), so the default is
     rounded down and a given value that vLLM would refuse fails the task. Refused when the target's config.json
     declares no MTP layers."
+  - "V(mtp) with O(draft_model): Gemma 4's MTP assistant (a separate MTP drafter checkpoint, C(model_type)
+    C(gemma4_assistant) from vLLM 0.21, C(gemma4_unified_assistant) for the 12B from 0.23), written as the C(model)
+    key and sized as a draft; another local C(model_type) is refused. Method V(auto) plans it too when O(draft_model)
+    is such an assistant (vLLM would otherwise run it as a generic draft)."
+  - "V(dflash) (vLLM 0.20+, only when O(method) names it): a DFlash block-diffusion draft given as O(draft_model)
+    (refused without one; a local draft needs C(dflash_config.mask_token_id) in its C(config.json) or a
+    speculators C(dflash) config, as vLLM does), sized and stepped as a draft; a warning says it is not verified on
+    Jetson by this collection and what vLLM needs for it (Triton; on 0.20 to 0.23 a non-causal attention backend)."
+  - "Model runner: RV(model_runner) says which vLLM runner runs the method at O(vllm_version) (V1, Model Runner V2,
+    or it depends on the model for 0.22 to 0.28), with a warning when V2 is the default but does not run the method
+    (vLLM falls back to V1, and refuses to start with C(VLLM_USE_V2_MODEL_RUNNER=1))."
   - "Workload: speculation does not reduce TTFT-dominated latency. With O(baseline_benchmark), the plan is refused
     when TTFT is more than O(max_ttft_share) of the end-to-end latency at concurrency 1; without it, a warning."
   - "Runtime: Thor runs upstream vLLM 0.20+ (C(vllm/vllm-openai), never an upstream C(-cu12x) tag, which has no
@@ -92,7 +103,9 @@ options:
     description:
       - V(auto) picks EAGLE-3, then a draft model, as described above.
       - V(eagle3) and V(draft_model) force the method (refused when no head or draft is known).
-      - V(mtp) drafts with the target's own multi-token-prediction layers (vLLM 0.11+).
+      - V(mtp) drafts with the target's own multi-token-prediction layers (vLLM 0.11+), or with Gemma 4's MTP
+        assistant given as O(draft_model) (vLLM 0.21+).
+      - V(dflash) drafts with a DFlash draft given as O(draft_model) (vLLM 0.20+); never chosen by V(auto).
       - V(ngram) (prompt lookup, no draft weights) takes C(prompt_lookup_min) / C(prompt_lookup_max) from
         O(extra_config); a missing bound takes the other's value, neither gives vLLM's default window of 5, written
         out in the config.
@@ -101,7 +114,7 @@ options:
         C(suffix_decoding_max_cached_requests), C(suffix_decoding_max_spec_factor) and
         C(suffix_decoding_min_token_prob).
     type: str
-    choices: [auto, eagle3, draft_model, mtp, ngram, suffix]
+    choices: [auto, eagle3, draft_model, mtp, ngram, suffix, dflash]
     default: auto
   eagle3_head:
     description:
@@ -176,7 +189,11 @@ options:
         a missing one takes the other's value, neither gives 5 and 5), C(max_model_len); for V(suffix), vLLM 0.12+:
         C(suffix_decoding_max_tree_depth) (1 to 4096), C(suffix_decoding_max_cached_requests) (0 to 10**8),
         C(suffix_decoding_max_spec_factor) (0 to 1000), C(suffix_decoding_min_token_prob) (0 to 1); for every
-        method but V(suffix) from vLLM 0.24: C(num_speculative_tokens_per_batch_size)."
+        method but V(suffix) and V(dflash) from vLLM 0.24: C(num_speculative_tokens_per_batch_size); for V(dflash):
+        as for V(draft_model) (C(parallel_drafting) is refused: DFlash always drafts in parallel)."
+      - "C(parallel_drafting) (boolean; P-EAGLE for an EAGLE-3 head, PARD for a draft model trained for it): for
+        V(eagle3) and V(draft_model) from vLLM 0.16 to 0.33 only (0.34 refuses it for any method but dflash and
+        dspark; an unknown version is refused too); a warning says it runs on the V1 runner only."
       - C(method), C(model) and C(num_speculative_tokens) come from the options above; C(tensor_parallel_size)
         is refused with vLLM's own hint (pass C(draft_tensor_parallel_size)); unknown keys are refused with the
         allowed list (vLLM 0.20+ rejects them at startup and older versions silently drop them).
@@ -436,14 +453,14 @@ decision_warnings:
   elements: str
   sample: ["Expected concurrency 4 is above 2: speculation usually loses as concurrency grows; the benchmark at concurrency 8 decides."]
 method:
-  description: The chosen method (V(eagle3), V(draft_model), V(mtp), V(ngram), V(suffix)), or null when none could
-    be chosen.
+  description: The chosen method (V(eagle3), V(draft_model), V(mtp), V(ngram), V(suffix), V(dflash)), or null when
+    none could be chosen.
   returned: always
   type: str
   sample: eagle3
 model:
-  description: The EAGLE-3 head or draft model (null for V(mtp), V(ngram), V(suffix) and when refused for lack of
-    one).
+  description: The EAGLE-3 head, draft model, DFlash draft or MTP assistant (null for V(mtp) with the target's own
+    layers, V(ngram), V(suffix) and when refused for lack of one).
   returned: always
   type: str
   sample: yuhuili/EAGLE3-LLaMA3.1-Instruct-8B
@@ -453,6 +470,13 @@ model_source:
   returned: always
   type: str
   sample: catalogue
+model_runner:
+  description: The vLLM model runner that runs the method at O(vllm_version), VLLM_USE_V2_MODEL_RUNNER unset - V(v1),
+    V(v2), V(depends) (vLLM 0.22 to 0.28 make Model Runner V2 the default for some models only) or V(unknown) (no
+    version); null when RV(enable) is false.
+  returned: always
+  type: str
+  sample: v2
 speculative_config:
   description: The SpeculativeConfig as a dictionary; empty when RV(enable) is false.
   returned: always

@@ -22,10 +22,11 @@ from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_che
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_config import (
     MIN_VLLM_DRAFT_MODEL, MIN_VLLM_SPECULATIVE_CONFIG, config_json, validate_extra_config)
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.startup_failures import FAILURE_KINDS
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import model_runner as _model_runner
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._version import parse_version
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.verdict import metric, runs_by_concurrency, unwrap_benchmark
 
-METHODS = ('auto', 'eagle3', 'draft_model', 'mtp', 'ngram', 'suffix')
+METHODS = ('auto', 'eagle3', 'draft_model', 'mtp', 'ngram', 'suffix', 'dflash')
 # Methods that load no draft weights (prompt lookup, suffix trees): no utilisation step, no headroom check, and the
 # only ones an Orin NX / Nano may try without allow_small_devices (when asked for by name; auto never picks them).
 MEMORY_FREE_METHODS = ('ngram', 'suffix')
@@ -52,7 +53,16 @@ DEFAULT_NUM_SPECULATIVE_TOKENS = _devices.DEFAULT_NUM_SPECULATIVE_TOKENS
 DEFAULT_MTP_NUM_SPECULATIVE_TOKENS = _devices.DEFAULT_MTP_NUM_SPECULATIVE_TOKENS
 # The first vLLM release that runs each method (the JSON form itself: MIN_VLLM_SPECULATIVE_CONFIG).
 MIN_VLLM_BY_METHOD = {'draft_model': MIN_VLLM_DRAFT_MODEL, 'mtp': _devices.MIN_VLLM_MTP,
-                      'suffix': _devices.MIN_VLLM_SUFFIX}
+                      'suffix': _devices.MIN_VLLM_SUFFIX, 'dflash': (0, 20)}
+# method mtp with a separate MTP drafter checkpoint (model key): Gemma 4's assistants, model_type gemma4_assistant from
+# 0.21.0 and gemma4_unified_assistant (the 12B) from 0.23.0, rewritten by vLLM to gemma4_mtp (SpeculativeConfig.
+# hf_config_override). 0.20.2 and older raise "Unsupported speculative method: 'mtp'" for it.
+MTP_ASSISTANT_TYPES = {'gemma4_assistant': (0, 21), 'gemma4_unified_assistant': (0, 23)}
+MIN_VLLM_MTP_ASSISTANT = (0, 21)
+# What a DFlash draft's config.json must carry for vLLM's parallel drafting (llm_base_proposer.py,
+# _init_parallel_drafting_params): "the draft model config must have `pard_token`, `ptd_token_id`, or
+# `dflash_config.mask_token_id` specified in its config.json"; a speculators checkpoint says dflash in its own config.
+DFLASH_SPECULATORS_TYPES = ('dflash', 'dflash2')
 
 MIN_VLLM_UPSTREAM_JETSON = _devices.UPSTREAM_MIN_VLLM
 UPSTREAM_IMAGE = _devices.UPSTREAM_IMAGE
@@ -341,7 +351,7 @@ def plan(jetson, target_model, expected_concurrency, baseline_gpu_memory_utiliza
     # ---- method ---------------------------------------------------------------------------
     layers = _target_mtp_layers(target_model, read_model_config)
     chosen, model, model_source = _method_rule(d, facts, method, target_model, eagle3_head, draft_model,
-                                               merged_catalogue, small, layers, version)
+                                               merged_catalogue, small, layers, version, read_model_config)
     defaults = DEFAULT_MTP_NUM_SPECULATIVE_TOKENS if chosen == 'mtp' else DEFAULT_NUM_SPECULATIVE_TOKENS
     default_k = defaults.get(facts['generation'])
 
@@ -351,7 +361,7 @@ def plan(jetson, target_model, expected_concurrency, baseline_gpu_memory_utiliza
 
     # ---- runtime --------------------------------------------------------------------------
     _runtime_rule(d, facts, version, runtime_image, chosen,
-                  mtp_minimum(merged_catalogue, target_model) if chosen == 'mtp' else None)
+                  _method_minimum(chosen, model, merged_catalogue, target_model, read_model_config))
     _known_bad_rule(d, chosen, version, model, read_model_config)
     if previous and previous['failure'] == 'config_rejected':
         _config_rejected(d)
@@ -376,6 +386,8 @@ def plan(jetson, target_model, expected_concurrency, baseline_gpu_memory_utiliza
         if chosen not in MODEL_FREE_METHODS:
             config['model'] = model
             config['draft_tensor_parallel_size'] = 1
+        elif chosen == 'mtp' and model is not None:
+            config['model'] = model  # an MTP drafter checkpoint of its own (Gemma 4's assistant)
         config.update(extra)
         if chosen == 'ngram' and 'prompt_lookup_min' not in (extra_config or {}) \
                 and 'prompt_lookup_max' not in (extra_config or {}):
@@ -384,6 +396,8 @@ def plan(jetson, target_model, expected_concurrency, baseline_gpu_memory_utiliza
         if model is not None and model == target_model:
             d.warn('The draft is the target model itself (%s): every token is accepted but nothing is saved; '
                    'this is only useful in tests.' % model)
+    runner = _runner_rule(d, chosen, version, bool(extra.get('parallel_drafting'))) if chosen and not d.refusals \
+        else None
 
     enable = not d.refusals
     if enable:
@@ -396,7 +410,8 @@ def plan(jetson, target_model, expected_concurrency, baseline_gpu_memory_utiliza
         'refused_by': list(d.refused_by),
         'warnings': list(d.warnings),
         'method': chosen,
-        'model': model if chosen in ('eagle3', 'draft_model') else None,
+        'model': model if chosen in ('eagle3', 'draft_model', 'dflash', 'mtp') else None,
+        'model_runner': runner if enable else None,
         'model_source': model_source,
         'speculative_config': config if enable else {},
         'speculative_config_json': config_json(config) if enable else '',
@@ -533,9 +548,9 @@ def _ttft_rule(d, share, opts):
 
 def _draft_size(d, method, model, given, measure_path):
     """(draft size in MB or None, source): given, catalogue estimate, or measured local weights."""
-    if method == 'mtp':  # the target's own MTP layers: only the operator knows their size
+    if method == 'mtp' and model is None:  # the target's own MTP layers: only the operator knows their size
         return (given, 'option') if given is not None else (None, None)
-    if method not in ('eagle3', 'draft_model') or model is None:
+    if method not in ('eagle3', 'draft_model', 'dflash', 'mtp') or model is None:
         return None, None
     if given is not None:
         return given, 'option'
@@ -611,8 +626,57 @@ def _target_mtp_layers(target_model, read_model_config):
     return (layers, 'config.json') if layers is not None else (None, None)
 
 
+def _model_type(model, read_model_config):
+    """A local checkpoint's config.json model_type (None for a hub id, an unreadable config or no reader)."""
+    if read_model_config is None or not model or not model.startswith('/'):
+        return None
+    config = read_model_config(model)
+    value = config.get('model_type') if isinstance(config, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def _is_mtp_assistant(model, read_model_config):
+    """A Gemma 4 assistant (an MTP drafter checkpoint): by its local config.json's model_type, else by its hub
+    name (google/gemma-4-E4B-it-assistant)."""
+    model_type = _model_type(model, read_model_config)
+    if model_type is not None:
+        return model_type in MTP_ASSISTANT_TYPES
+    name = model.rsplit('/', 1)[-1].lower()
+    return not model.startswith('/') and name.startswith('gemma-4') and name.endswith('-assistant')
+
+
+def _method_minimum(method, model, catalogue, target_model, read_model_config):
+    """The first vLLM release that runs ``method`` for this target and model, beyond the method's own minimum."""
+    if method == 'mtp' and model is not None:
+        return MTP_ASSISTANT_TYPES.get(_model_type(model, read_model_config), MIN_VLLM_MTP_ASSISTANT)
+    if method == 'mtp':
+        return mtp_minimum(catalogue, target_model)
+    return None
+
+
+def _dflash_draft_problem(draft, read_model_config):
+    """Why a local DFlash draft cannot start (vLLM's own text), or None (fine, or not readable here)."""
+    if read_model_config is None or not draft.startswith('/'):
+        return None
+    config = read_model_config(draft)
+    if not isinstance(config, dict):
+        return None
+    speculators = config.get('speculators_config')
+    if isinstance(speculators, dict) or 'speculators_model_type' in config:
+        kind = config.get('speculators_model_type')
+        if kind in DFLASH_SPECULATORS_TYPES:
+            return None
+        return ('its config.json is a speculators checkpoint of type %s, not dflash' % show(kind))
+    dflash = config.get('dflash_config')
+    if (isinstance(dflash, dict) and dflash.get('mask_token_id') is not None) or config.get('pard_token') is not None \
+            or config.get('ptd_token_id') is not None:
+        return None
+    return ('its config.json has no dflash_config.mask_token_id, and vLLM refuses to start ("the draft model config '
+            'must have `pard_token`, `ptd_token_id`, or `dflash_config.mask_token_id` specified in its config.json")')
+
+
 def _method_rule(d, facts, method, target_model, eagle3_head, draft_model, catalogue, small, layers=(None, None),
-                 version=None):
+                 version=None, read_model_config=None):
     """Return (method, model, draft_source) or (None/method, None, None) with a refusal.
 
     ``layers`` is (MTP layers, 'config.json') for a local target whose config says, else (None, None).
@@ -646,9 +710,13 @@ def _method_rule(d, facts, method, target_model, eagle3_head, draft_model, catal
                    'refuses to start ("Arctic Inference is required for suffix decoding") and the change is '
                    'reverted.')
         return method, None, None
+    if method == 'dflash':
+        return _dflash_rule(d, target_model, eagle3_head, draft_model, read_model_config)
+    if method == 'mtp' and draft_model:
+        return _mtp_assistant_rule(d, target_model, draft_model, read_model_config)
     if method == 'mtp':
-        if eagle3_head or draft_model:
-            d.warn('method mtp drafts with the target\'s own MTP layers: eagle3_head/draft_model are ignored.')
+        if eagle3_head:
+            d.warn('method mtp drafts with the target\'s own MTP layers: eagle3_head is ignored.')
         if mtp_source == 'config.json' and not mtp_count:
             d.refuse('method', 'method mtp was asked for, but %s declares no MTP layers in its config.json '
                      '(num_nextn_predict_layers / mtp_num_hidden_layers): vLLM has nothing to draft with. Use '
@@ -681,6 +749,10 @@ def _method_rule(d, facts, method, target_model, eagle3_head, draft_model, catal
         _draft_ground(d, draft, draft_source, target_model)
         return 'draft_model', draft, draft_source
     # auto: what the operator passed first, then the target's own MTP layers, then the catalogue's head or draft
+    if draft_model and not eagle3_head and _is_mtp_assistant(draft_model, read_model_config):
+        d.ground('Method auto chose mtp: draft_model %s is a Gemma 4 assistant (an MTP drafter), which vLLM runs as '
+                 'method mtp with it as the model, not as a generic draft.' % draft_model)
+        return _mtp_assistant_rule(d, target_model, draft_model, read_model_config)
     if has_mtp and not eagle3_head and not draft_model:
         minimum = mtp_minimum(catalogue, target_model)
         if version is not None and not _at_least(version, minimum):
@@ -705,6 +777,64 @@ def _method_rule(d, facts, method, target_model, eagle3_head, draft_model, catal
     d.refuse('method', never_eagle3 + ' ' + no_head if head and eagle3_blocked else no_head,
              ['provide_draft_model', 'no_speculation'])
     return None, None, None
+
+
+def _dflash_rule(d, target_model, eagle3_head, draft_model, read_model_config):
+    """method dflash, asked for by name: the DFlash draft is draft_model (never chosen by auto, never catalogued)."""
+    if eagle3_head:
+        d.warn('method dflash drafts with a DFlash draft (draft_model): eagle3_head is ignored.')
+    if not draft_model:
+        d.refuse('method', 'method dflash was asked for, but no draft_model is given: DFlash drafts with a block-diffusion '
+                 'draft trained for %s (a DFlashDraftModel checkpoint such as z-lab/Qwen3-8B-DFlash-b16 for '
+                 'Qwen/Qwen3-8B); pass it as draft_model, or use another method.' % target_model,
+                 ['provide_draft_model', 'no_speculation'])
+        return 'dflash', None, None
+    problem = _dflash_draft_problem(draft_model, read_model_config)
+    if problem:
+        d.refuse('method', 'method dflash was asked for with draft_model %s, but %s. Use a DFlash draft checkpoint.'
+                 % (draft_model, problem), ['provide_draft_model', 'no_speculation'])
+        return 'dflash', None, None
+    d.ground('Method dflash (asked for by name): DFlash draft %s for %s; it drafts a block of num_speculative_tokens '
+             'tokens in one parallel pass.' % (draft_model, target_model))
+    d.warn('DFlash on a Jetson is not verified by this collection (method auto never picks it): its draft weights '
+           'count as a draft model\'s in the memory rule, and the benchmark decides. vLLM needs Triton for it, and on '
+           '0.20 to 0.23 an attention backend with non-causal attention (FLASH_ATTN or FLEX_ATTENTION), else the '
+           'start-up fails and the change is reverted.')
+    return 'dflash', draft_model, 'option'
+
+
+def _mtp_assistant_rule(d, target_model, assistant, read_model_config):
+    """method mtp with a separate MTP drafter checkpoint (Gemma 4's assistant), given as draft_model."""
+    model_type = _model_type(assistant, read_model_config)
+    if model_type is not None and model_type not in MTP_ASSISTANT_TYPES:
+        d.refuse('method', 'method mtp with draft_model %s: an MTP drafter checkpoint must be a Gemma 4 assistant '
+                 '(config.json model_type %s), and this one is %s. Use method draft_model for a generic draft, or '
+                 'method mtp without draft_model for a target with its own MTP layers.'
+                 % (assistant, ' or '.join(sorted(MTP_ASSISTANT_TYPES)), show(model_type)),
+                 ['provide_draft_model', 'no_speculation'])
+        return 'mtp', None, None
+    d.ground('Method mtp with the MTP drafter %s (a Gemma 4 assistant, %s) for %s.'
+             % (assistant, 'model_type %s' % model_type if model_type else 'by its name', target_model))
+    if model_type is None:
+        d.warn('%s is not a local checkpoint: that it is a Gemma 4 assistant (model_type gemma4_assistant, or '
+               'gemma4_unified_assistant for the 12B, which needs vLLM 0.23+) is not checked here. vLLM reads it '
+               'with the installed transformers (5.8+ for Gemma 4 assistants, per vLLM\'s own test registry).'
+               % assistant)
+    return 'mtp', assistant, 'option'
+
+
+def _runner_rule(d, method, version, parallel_drafting):
+    """Which model runner runs the method (model_runner.runner): a reason, a warning when vLLM falls back."""
+    found = _model_runner.runner(method, version, parallel_drafting)
+    if found['fallback']:
+        d.warn(found['text'])
+    else:
+        d.ground(found['text'])
+    if parallel_drafting:
+        d.warn('parallel_drafting: the %s must be trained for parallel drafting (P-EAGLE for an EAGLE-3 head, PARD '
+               'for a draft model); vLLM runs it on the V1 runner only, and not for a multimodal target.'
+               % ('head' if method == 'eagle3' else 'draft'))
+    return found['runner']
 
 
 def _source_text(source):
@@ -849,7 +979,7 @@ def _runtime_rule(d, facts, version, image, method, method_minimum=None):
                      'from %s.' % (_vstr(version), _vstr(MIN_VLLM_DRAFT_MODEL)), ['upgrade_vllm', 'no_speculation'])
         else:
             d.ground('vLLM %s supports draft-model speculation (>= %s).' % (_vstr(version), _vstr(MIN_VLLM_DRAFT_MODEL)))
-    elif method in ('mtp', 'suffix'):
+    elif method in ('mtp', 'suffix', 'dflash'):
         minimum = max(MIN_VLLM_BY_METHOD[method], method_minimum or ())
         if not _at_least(version, minimum):
             d.refuse('runtime', 'vLLM %s does not know method %s%s (it first ships in %s): it refuses the '

@@ -41,17 +41,29 @@ CONFIG_KEYS_SINCE.update((key, (0, 12)) for key in SUFFIX_KEYS)
 # ngram's prompt lookup window when neither bound is given: vLLM's own default (min = max = 5, the 0.10.2 and
 # later vllm/config SpeculativeConfig.__post_init__), written out so every version runs the same window.
 NGRAM_DEFAULT_LOOKUP = 5
+# parallel_drafting (P-EAGLE for EAGLE-3 heads, PARD for draft models trained for it): a SpeculativeConfig field from
+# 0.16.0 (absent from the 0.15.x wheels' vllm/config/speculative.py); 0.34.0 deprecates it and refuses it for any
+# method but dflash and dspark ("parallel_drafting is only supported by the dflash and dspark methods").
+CONFIG_KEYS_SINCE['parallel_drafting'] = (0, 16)
+# key -> first vLLM version that refuses it (for the methods of CONFIG_KEYS_BY_METHOD that list it).
+CONFIG_KEYS_UNTIL = {'parallel_drafting': (0, 34)}
 # Keys per method; keys the plan sets itself from its options may not come through extra_config.
 CONFIG_KEYS_BY_METHOD = {
     'eagle3': ('method', 'model', 'num_speculative_tokens', 'draft_tensor_parallel_size', 'quantization',
-               'max_model_len', 'revision', 'code_revision', 'num_speculative_tokens_per_batch_size'),
+               'max_model_len', 'revision', 'code_revision', 'num_speculative_tokens_per_batch_size',
+               'parallel_drafting'),
     'draft_model': ('method', 'model', 'num_speculative_tokens', 'draft_tensor_parallel_size', 'quantization',
-                    'max_model_len', 'revision', 'code_revision', 'num_speculative_tokens_per_batch_size'),
+                    'max_model_len', 'revision', 'code_revision', 'num_speculative_tokens_per_batch_size',
+                    'parallel_drafting'),
     'ngram': ('method', 'num_speculative_tokens', 'prompt_lookup_min', 'prompt_lookup_max', 'max_model_len',
               'num_speculative_tokens_per_batch_size'),
-    # The target's own MTP layers: no model key (vLLM drafts with the target checkpoint).
-    'mtp': ('method', 'num_speculative_tokens', 'quantization', 'max_model_len',
+    # The target's own MTP layers (no model key: vLLM drafts with the target checkpoint), or a separate MTP drafter
+    # checkpoint (Gemma 4's assistant, from 0.21.0): its model key comes from the plan's draft_model option.
+    'mtp': ('method', 'model', 'num_speculative_tokens', 'quantization', 'max_model_len',
             'num_speculative_tokens_per_batch_size'),
+    # DFlash (block-diffusion drafts, 0.20.0+): a draft checkpoint of its own; it always drafts in parallel.
+    'dflash': ('method', 'model', 'num_speculative_tokens', 'draft_tensor_parallel_size', 'quantization',
+               'max_model_len', 'revision', 'code_revision'),
     # Suffix decoding (Arctic Inference): num_speculative_tokens is its per-step maximum.
     'suffix': ('method', 'num_speculative_tokens') + SUFFIX_KEYS,
 }
@@ -80,8 +92,9 @@ def allowed_config_keys(method, version):
     """
     keys = []
     for key in CONFIG_KEYS_BY_METHOD.get(method, CONFIG_KEYS_ALL_VERSIONS):
-        since = CONFIG_KEYS_SINCE.get(key)
-        if since is None or (version is not None and _at_least(version, since)):
+        since, until = CONFIG_KEYS_SINCE.get(key), CONFIG_KEYS_UNTIL.get(key)
+        if since is None or (version is not None and _at_least(version, since)
+                             and (until is None or not _at_least(version, until))):
             keys.append(key)
     return keys
 
@@ -109,6 +122,18 @@ def validate_extra_config(extra, method, version, num_speculative_tokens, tensor
         if key in CONFIG_KEYS_FROM_OPTIONS:
             raise SpeculativeInputError('extra_config: %r is set by the plan from the %s option; do not pass it in '
                                         'extra_config.' % (key, CONFIG_KEYS_FROM_OPTIONS[key]))
+        if key == 'parallel_drafting' and method == 'dflash':
+            raise SpeculativeInputError(
+                "extra_config: 'parallel_drafting' does not apply to dflash: DFlash always drafts in parallel (vLLM "
+                "0.20 to 0.33 sets it itself, 0.34 deprecates the key: \"has no effect\"). Leave it out.")
+        if key == 'parallel_drafting' and key in CONFIG_KEYS_BY_METHOD.get(method, ()) and version is not None \
+                and _at_least(version, CONFIG_KEYS_UNTIL[key]):
+            raise SpeculativeInputError(
+                'extra_config: %r is refused by vLLM %s for method %s ("parallel_drafting is only supported by the '
+                'dflash and dspark methods", from %s; it ran on the V1 runner from %s to the release before): use '
+                'method dflash with a DFlash draft, or leave it out. Allowed here: %s.'
+                % (key, _vstr(version), method, _vstr(CONFIG_KEYS_UNTIL[key]), _vstr(CONFIG_KEYS_SINCE[key]),
+                   ', '.join(settable)))
         if key in CONFIG_KEYS_SINCE and key in CONFIG_KEYS_BY_METHOD.get(method, ()) and key not in allowed:
             raise SpeculativeInputError(
                 'extra_config: %r needs vLLM >= %s, and vllm_version is %s; older vLLM silently drops it and newer '
@@ -166,6 +191,10 @@ def _check_config_value(key, value, num_speculative_tokens, tensor_parallel_size
         return value
     if key == 'num_speculative_tokens_per_batch_size':
         return _check_per_batch_size(name, value, num_speculative_tokens)
+    if key == 'parallel_drafting':
+        if not isinstance(value, bool):
+            raise SpeculativeInputError('%s must be true or false, got %r.' % (name, value))
+        return value
     raise SpeculativeInputError('%s: no validation rule for this key.' % name)  # pragma: no cover
 
 
@@ -237,6 +266,9 @@ def batch_aware_trigger(verdict, max_batch, concurrency, vllm_version, speculati
                        % (vllm_version or 'version (unknown)', since))
     if int(config.get('num_speculative_tokens') or 0) <= 0:
         return False, 'the configuration drafts no tokens (num_speculative_tokens 0)'
+    if config.get('method') in CONFIG_KEYS_BY_METHOD \
+            and 'num_speculative_tokens_per_batch_size' not in CONFIG_KEYS_BY_METHOD[config['method']]:
+        return False, 'method %s takes no num_speculative_tokens_per_batch_size' % config['method']
     if 'num_speculative_tokens_per_batch_size' in config:
         return False, 'the configuration is batch-size-aware already'
     return True, None

@@ -27,6 +27,10 @@ CASES = [
     (C8_ONLY, 4, [1, 8], "0.32.0", {"method": "ngram"}, False, "the configuration drafts no tokens"),
     (C8_ONLY, 4, [1, 8], "0.32.0", dict(CONFIG, num_speculative_tokens_per_batch_size=[[1, 4, 4]]), False,
      "the configuration is batch-size-aware already"),
+    (C8_ONLY, 4, [1, 8], "0.32.0", {"method": "dflash", "model": "/m/dflash", "num_speculative_tokens": 4}, False,
+     "method dflash takes no num_speculative_tokens_per_batch_size"),
+    (C8_ONLY, 4, [1, 8], "0.32.0", {"method": "suffix", "num_speculative_tokens": 4}, False,
+     "method suffix takes no num_speculative_tokens_per_batch_size"),
 ]
 
 
