@@ -132,3 +132,27 @@ def test_plan_module_previous_attempt_checked_by_the_argument_spec():
     assert bad["failed"] is True and "melted" in bad["msg"] and "oom" in bad["msg"]
     missing = run_module("jetson_llm.vllm.speculative_plan", dict(PLAN, previous_attempt={"failure": "oom"}))
     assert missing["failed"] is True and "gpu_memory_utilization" in missing["msg"]
+
+
+def test_plan_module_plans_dflash_and_a_local_gemma4_assistant_read_from_its_config(tmp_path):
+    """The newer methods through the module: DFlash with its draft, and Gemma 4's MTP assistant told from a generic
+    draft by the config.json the module reads on the host."""
+    dflash = run_module("jetson_llm.vllm.speculative_plan",
+                        dict(PLAN, target_model="Qwen/Qwen3-8B", method="dflash", vllm_version="0.32.0",
+                             draft_model="z-lab/Qwen3-8B-DFlash-b16"))
+    assert dflash.get("failed") is not True, dflash
+    assert dflash["speculative_config"] == {"method": "dflash", "model": "z-lab/Qwen3-8B-DFlash-b16",
+                                            "num_speculative_tokens": 5, "draft_tensor_parallel_size": 1}
+    assert dflash["model_runner"] == "v2"
+    for name, model_type in (("assistant", "gemma4_assistant"), ("generic", "llama")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.json").write_text(json.dumps({"model_type": model_type}))
+    args = dict(PLAN, target_model="google/gemma-4-E4B-it", vllm_version="0.32.0", draft_size_mb=None)
+    assistant = run_module("jetson_llm.vllm.speculative_plan", dict(args, draft_model=str(tmp_path / "assistant")))
+    assert assistant["method"] == "mtp" and assistant["speculative_config"]["model"] == str(tmp_path / "assistant")
+    generic = run_module("jetson_llm.vllm.speculative_plan",
+                         dict(args, method="mtp", draft_model=str(tmp_path / "generic")))
+    assert generic["enable"] is False and generic["refused_by"] == ["method"], generic
+    late = run_module("jetson_llm.vllm.speculative_plan",
+                      dict(PLAN, vllm_version="0.34.0", extra_config={"parallel_drafting": True}))
+    assert late.get("failed") is True and "refused by vLLM 0.34.0 for method eagle3" in late["msg"], late
