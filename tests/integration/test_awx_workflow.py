@@ -241,9 +241,11 @@ def test_the_canary_job_then_the_sliced_rollout_then_the_report_end_as_one_job_d
     assert slices == {1: ["wf-orin-1", "wf-thor-1", "wf-thor-3"], 2: ["wf-orin-2", "wf-thor-2"]}
     rollout_started = time.time() - 1
     with concurrent.futures.ThreadPoolExecutor(max_workers=SLICES) as pool:
+        # AWX gives every job, each slice included, its own awx_job_id (and tower_job_id).
         jobs = {number: pool.submit(run_job, tmp_path / f"slice{number}", f"slice{number}",
                                     "jetson_llm.vllm.enable_speculation",
-                                    slice_inventory(fleet.inventory, hosts, tmp_path / f"slice{number}.json"), extra)
+                                    slice_inventory(fleet.inventory, hosts, tmp_path / f"slice{number}.json"),
+                                    {**extra, "awx_job_id": 700 + number, "tower_job_id": 700 + number})
                 for number, hosts in slices.items()}
         results = {number: job.result() for number, job in jobs.items()}
     for number, (status, out, _artifacts) in results.items():
@@ -262,11 +264,13 @@ def test_the_canary_job_then_the_sliced_rollout_then_the_report_end_as_one_job_d
     assert facts["wf-thor-3"]["cohort"]["confirmation"]["confirmed"] is False
 
     # What AWX hands the next node: the slices' artifacts shallow-merged in the order they finished, so one slice's
-    # per-host results replace the other's (the key is the same); the report job is the fleet's one summary.
+    # jetson_spec_results replaces the other's (the key is the same); each slice's own key keeps its hosts.
     merged = {}
     for _status, _out, slice_artifacts in results.values():
         merged.update(slice_artifacts)
     assert set(merged["jetson_spec_results"]) < set(HOSTS)
+    assert {key: sorted(value) for key, value in merged.items() if key.startswith("jetson_spec_results_job_")} == {
+        f"jetson_spec_results_job_{700 + number}": sorted(hosts) for number, hosts in slices.items()}
 
     # 3. The report job: one report of the whole fleet, from every host's record.
     status, out, artifacts = run_job(tmp_path / "report", "report", "jetson_llm.vllm.report", fleet.inventory,
@@ -277,3 +281,7 @@ def test_the_canary_job_then_the_sliced_rollout_then_the_report_end_as_one_job_d
     summary = artifacts["jetson_spec_fleet"]
     assert int(summary["total"]) == len(HOSTS) and summary["by_status"]["enabled"] == 2
     assert summary["by_status"]["reverted"] == 3
+    # ... and every host's result from the rollout, the slices' merged back into one artifact.
+    results = artifacts["jetson_spec_results"]
+    assert {name: (result["status"], result["cohort"]["role"]) for name, result in results.items()} == {
+        name: ONE_JOB[name] for name in ("wf-orin-2", "wf-thor-1", "wf-thor-2", "wf-thor-3", "wf-orin-1")}
