@@ -112,11 +112,11 @@ integration: collection testbed nspawn docker compat-venvs
 # (`make integration-lanes-check` fails otherwise).
 # - shared: files that time nothing on real vLLM (modules through the ansible CLI, fake servers, booted hosts,
 #   playbook checks), run beside the static suites;
+# - lifecycle: files that start real vLLM, Docker and systemd hosts, whose assertions rest on no measured speed
+#   (a start-up, a refusal, a sure reject, a report), run beside the static suites too;
 # - timed: files whose outcomes rest on measured speed (the role runs' verdicts on real vLLM, the benchmark's
 #   exactness, the simulators' timings), run alone after the first phase (nothing beside them: a concurrency-8
-#   measurement on real vLLM is too noisy beside another real vLLM to show a regression);
-# - lifecycle: files that start real vLLM, Docker and systemd hosts, whose assertions rest on no measured speed
-#   (a start-up, a refusal, a sure reject, a report), run after the timed part.
+#   measurement on real vLLM is too noisy beside another real vLLM to show a regression).
 # SETUP= (as make test passes it, after making the set-up once) runs a part without its set-up prerequisites.
 INTEGRATION_SHARED := $(addprefix tests/integration/,test_hostile_inputs.py test_speculative_modules.py \
 	test_jetson_facts.py test_external_commands.py test_playbook_patterns.py test_awx_survey.py \
