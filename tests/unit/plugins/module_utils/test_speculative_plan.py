@@ -1403,7 +1403,7 @@ TABLE_VERSIONS = ('0.10.2', '0.11.0', '0.12.0', '0.15.0', '0.20.1')
 TABLE_FAMILIES = (('Thor', 'thor-t5000'), ('AGX Orin (L4T r36, NVIDIA-AI-IOT image)', 'orin-agx-64gb'),
                   ('AGX Orin (L4T r39+, upstream vLLM)', 'orin-agx-r39'), ('Orin NX / Nano', 'orin-nano-8gb'),
                   ('Xavier', 'xavier-agx'))
-TABLE_METHODS = ('eagle3', 'draft_model', 'mtp', 'ngram', 'suffix')
+TABLE_METHODS = ('eagle3', 'draft_model', 'mtp', 'ngram', 'suffix', 'dflash')
 TABLE_HEADER = '| Family | Method | ' + ' | '.join('vLLM %s' % v for v in TABLE_VERSIONS) + ' |'
 
 
