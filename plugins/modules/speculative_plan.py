@@ -29,14 +29,16 @@ description:
     the catalogue says so) and vLLM is 0.11+; else a published EAGLE-3 head (the catalogue), else a catalogued
     same-family draft, else refused: no published EAGLE-3 head and no draft, do not train one ad hoc. V(ngram) and
     V(suffix) are used only when asked for explicitly."
-  - "V(mtp): no C(model) key (vLLM drafts with the target checkpoint); C(num_speculative_tokens) 4 on Thor, 2 on
+  - "V(mtp) with the target's own layers: no C(model) key (vLLM drafts with the target checkpoint); C(num_speculative_tokens) 4 on Thor, 2 on
     Orin; with n MTP layers known, a K above n must be a multiple of n (vLLM refuses others), so the default is
     rounded down and a given value that vLLM would refuse fails the task. Refused when the target's config.json
     declares no MTP layers."
   - "V(mtp) with O(draft_model): Gemma 4's MTP assistant (a separate MTP drafter checkpoint, C(model_type)
     C(gemma4_assistant) from vLLM 0.21, C(gemma4_unified_assistant) for the 12B from 0.23), written as the C(model)
-    key and sized as a draft; another local C(model_type) is refused. Method V(auto) plans it too when O(draft_model)
-    is such an assistant (vLLM would otherwise run it as a generic draft)."
+    key and sized as a draft (refused for a target that is not Gemma 4); a O(draft_model) that is no assistant (by
+    its local C(model_type), else its name C(gemma-4-...-assistant)) is ignored with a warning, as before. Method
+    V(auto) plans it when O(draft_model) is such an assistant (vLLM would otherwise run it as a generic draft), the
+    smaller-draft step keeps it (and a DFlash draft) of the same kind."
   - "V(dflash) (vLLM 0.20+, only when O(method) names it): a DFlash block-diffusion draft given as O(draft_model)
     (refused without one; a local draft needs C(dflash_config.mask_token_id) in its C(config.json) or a
     speculators C(dflash) config, as vLLM does), sized and stepped as a draft; a warning says it is not verified on
@@ -52,7 +54,8 @@ description:
     another image gets a warning. Orin on L4T r39+ needs upstream vLLM 0.20+ (NVIDIA-AI-IOT images refused,
     another image warned about as on Thor); older Orin uses the NVIDIA-AI-IOT image; an Orin with an unknown L4T
     release is assumed pre-r39, with the warning M(jetson_llm.vllm.jetson_facts) gives. V(draft_model) needs vLLM
-    0.15+, V(mtp) 0.11+, V(suffix) 0.12+; any speculation needs vLLM 0.10+. An unknown vLLM version gives a warning; an upstream image tag that
+    0.15+, V(mtp) 0.11+ (with Gemma 4's assistant 0.21+, the 12B's 0.23+), V(suffix) 0.12+, V(dflash) 0.20+; any
+    speculation needs vLLM 0.10+. An unknown vLLM version gives a warning; an upstream image tag that
     names another version than O(vllm_version) fails the task."
   - "Known-bad versions: a warning when the method and vLLM version fall in a range of the collection's table
     (docs/decision-rules.md): V(eagle3) before vLLM 0.27.0 (or of unknown version), whose draft sizes its rotary cache
@@ -64,7 +67,8 @@ description:
     O(gpu_memory_utilization_step) of O(gpu_memory_utilization_ceiling), or above it) the free memory must be
     measured (O(free_memory_mb) or C(jetson.memory.available_mb)) and the draft size known; otherwise it is
     refused with the action to free memory first. V(ngram) and V(suffix) load no draft, so these checks do not
-    apply to them; V(mtp) lowers the utilisation like a draft, and its size is known only from O(draft_size_mb)."
+    apply to them; V(mtp) lowers the utilisation like a draft, and the target's own layers' size is known only from
+    O(draft_size_mb) (an assistant is sized as a draft)."
   - "Draft size: O(draft_size_mb), else the catalogue's estimate for the head or draft, else the size of the weight
     files when the draft is a local path; else the headroom check is skipped with a warning."
   - "Start-up failures: with O(previous_attempt) the plan returns the next step in the specification's order: after
@@ -465,8 +469,9 @@ model:
   type: str
   sample: yuhuili/EAGLE3-LLaMA3.1-Instruct-8B
 model_source:
-  description: Where RV(model) came from, V(option) or V(catalogue) (null when there is none); for V(mtp), where
-    the MTP layers are known from, V(config.json) or V(catalogue) (null when not known).
+  description: Where RV(model) came from, V(option) or V(catalogue) (null when there is none); for V(mtp) with the
+    target's own layers, where they are known from, V(config.json) or V(catalogue) (null when not known); V(option)
+    for a Gemma 4 assistant.
   returned: always
   type: str
   sample: catalogue

@@ -222,8 +222,10 @@ def test_the_canary_job_then_the_sliced_rollout_then_the_report_end_as_one_job_d
     started = time.time() - 1
 
     # 1. The canary job: one canary per cohort verifies in full; nothing else restarts.
+    # (AWX gives every job its id: the canary job's has fewer digits than the slices', as job 9 before job 701)
     status, out, artifacts = run_job(tmp_path / "canaries", "canaries", "jetson_llm.vllm.enable_speculation",
-                                     fleet.inventory, {**template_vars, "jetson_spec_rollout_part": "canaries"})
+                                     fleet.inventory, {**template_vars, "jetson_spec_rollout_part": "canaries",
+                                                       "awx_job_id": 9, "tower_job_id": 9})
     assert status == "successful", out[-6000:]
     assert "wf-thor-1: CANARY of cohort" in out and "wf-orin-1: CANARY of cohort" in out
     assert out.count("CANARY of cohort") == 2
@@ -232,6 +234,8 @@ def test_the_canary_job_then_the_sliced_rollout_then_the_report_end_as_one_job_d
     verdicts = artifacts["jetson_spec_cohort_verdicts"]
     assert sorted((value["canary"], value["status"]) for value in verdicts.values()) == [
         ("wf-orin-1", "reverted"), ("wf-thor-1", "enabled")], verdicts
+    assert sorted(artifacts["jetson_spec_results_job_9"]) == ["wf-orin-1", "wf-thor-1"]
+    canary_artifacts = artifacts
 
     # 2. The rollout job, sliced: AWX gives each slice the canary job's artifacts as extra variables, over the
     #    template's; the slices run at once and share nothing. No slice picks a canary.
@@ -263,14 +267,16 @@ def test_the_canary_job_then_the_sliced_rollout_then_the_report_end_as_one_job_d
     assert facts["wf-thor-2"]["cohort"]["canary"] == "wf-thor-1" and facts["wf-orin-2"]["cohort"]["canary"] == "wf-orin-1"
     assert facts["wf-thor-3"]["cohort"]["confirmation"]["confirmed"] is False
 
-    # What AWX hands the next node: the slices' artifacts shallow-merged in the order they finished, so one slice's
-    # jetson_spec_results replaces the other's (the key is the same); each slice's own key keeps its hosts.
-    merged = {}
+    # What AWX hands the next node: its ancestors' artifacts (the canary job's, then the slices' in the order they
+    # finished) shallow-merged, so one slice's jetson_spec_results replaces the other's (the key is the same); each
+    # job's own key keeps its hosts.
+    merged = dict(canary_artifacts)
     for _status, _out, slice_artifacts in results.values():
         merged.update(slice_artifacts)
     assert set(merged["jetson_spec_results"]) < set(HOSTS)
     assert {key: sorted(value) for key, value in merged.items() if key.startswith("jetson_spec_results_job_")} == {
-        f"jetson_spec_results_job_{700 + number}": sorted(hosts) for number, hosts in slices.items()}
+        "jetson_spec_results_job_9": ["wf-orin-1", "wf-thor-1"],
+        **{f"jetson_spec_results_job_{700 + number}": sorted(hosts) for number, hosts in slices.items()}}
 
     # 3. The report job: one report of the whole fleet, from every host's record.
     status, out, artifacts = run_job(tmp_path / "report", "report", "jetson_llm.vllm.report", fleet.inventory,
@@ -281,7 +287,8 @@ def test_the_canary_job_then_the_sliced_rollout_then_the_report_end_as_one_job_d
     summary = artifacts["jetson_spec_fleet"]
     assert int(summary["total"]) == len(HOSTS) and summary["by_status"]["enabled"] == 2
     assert summary["by_status"]["reverted"] == 3
-    # ... and every host's result from the rollout, the slices' merged back into one artifact.
+    # ... and every host's result from the workflow, the jobs' merged back into one artifact in job order: the
+    # canaries as their slice last reported them (in sync, changed nothing), not as the canary job did.
     results = artifacts["jetson_spec_results"]
-    assert {name: (result["status"], result["cohort"]["role"]) for name, result in results.items()} == {
-        name: ONE_JOB[name] for name in ("wf-orin-2", "wf-thor-1", "wf-thor-2", "wf-thor-3", "wf-orin-1")}
+    assert {name: (result["status"], result["cohort"]["role"]) for name, result in results.items()} == ONE_JOB
+    assert results["wf-thor-1"]["changed_this_run"] is False and results["wf-thor-2"]["changed_this_run"] is True

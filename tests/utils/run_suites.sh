@@ -22,7 +22,7 @@
 # Set-up shared by the lanes (the venv, ansible-test's pip cache, the collection link, the nspawn
 # root, the ansible-core venvs, the vLLM test bed, Docker) is made first, in turn.
 #   run_suites.sh            everything (make test)
-#   run_suites.sh --static   the static suites only (phase 1 without integration-shared)
+#   run_suites.sh --static   the static suites only (phase 1 without integration-shared and integration-lifecycle)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"

@@ -343,7 +343,11 @@ def plan(jetson, target_model, expected_concurrency, baseline_gpu_memory_utiliza
     # ---- start-up failure of the previous attempt: which step comes next ------------------
     step = _next_step(d, previous, baseline, smaller_draft_model, opts) if previous else None
     if step and step['next_step'] == 'smaller_draft':
-        method, draft_model = 'draft_model', smaller_draft_model
+        # The smaller draft of the same kind: a DFlash draft stays dflash, a Gemma 4 assistant stays mtp (method auto
+        # tells an assistant by itself); any other draft is a draft model.
+        keep = method == 'dflash' or (method in ('mtp', 'auto') and _is_mtp_assistant(smaller_draft_model,
+                                                                                         read_model_config))
+        method, draft_model = (method if keep else 'draft_model'), smaller_draft_model
 
     # ---- family ---------------------------------------------------------------------------
     small = _family_rule(d, facts, allow_small_devices, method)
@@ -368,7 +372,7 @@ def plan(jetson, target_model, expected_concurrency, baseline_gpu_memory_utiliza
 
     # ---- num_speculative_tokens -----------------------------------------------------------
     k = _tokens_rule(d, facts, default_k, num_speculative_tokens, measured_acceptance_rate, strict, opts)
-    if chosen == 'mtp':
+    if chosen == 'mtp' and model is None:  # the target's own layers (an assistant drafts K tokens on its own)
         k = _mtp_tokens_rule(d, k, layers, num_speculative_tokens)
 
     # ---- memory ---------------------------------------------------------------------------
@@ -638,11 +642,23 @@ def _model_type(model, read_model_config):
 def _is_mtp_assistant(model, read_model_config):
     """A Gemma 4 assistant (an MTP drafter checkpoint): by its local config.json's model_type, else by its hub
     name (google/gemma-4-E4B-it-assistant)."""
+    if not model:
+        return False
     model_type = _model_type(model, read_model_config)
     if model_type is not None:
         return model_type in MTP_ASSISTANT_TYPES
     name = model.rsplit('/', 1)[-1].lower()
     return not model.startswith('/') and name.startswith('gemma-4') and name.endswith('-assistant')
+
+
+def _is_gemma4_target(target_model, read_model_config):
+    """True / False when the target is known to be (or not to be) Gemma 4, None when it cannot be told here."""
+    model_type = _model_type(target_model, read_model_config)
+    if model_type is not None:
+        return model_type.startswith('gemma4')
+    if target_model.startswith('/'):
+        return None
+    return target_model.rsplit('/', 1)[-1].lower().startswith('gemma-4')
 
 
 def _method_minimum(method, model, catalogue, target_model, read_model_config):
@@ -712,11 +728,13 @@ def _method_rule(d, facts, method, target_model, eagle3_head, draft_model, catal
         return method, None, None
     if method == 'dflash':
         return _dflash_rule(d, target_model, eagle3_head, draft_model, read_model_config)
-    if method == 'mtp' and draft_model:
+    if method == 'mtp' and draft_model and _is_mtp_assistant(draft_model, read_model_config):
         return _mtp_assistant_rule(d, target_model, draft_model, read_model_config)
     if method == 'mtp':
-        if eagle3_head:
-            d.warn('method mtp drafts with the target\'s own MTP layers: eagle3_head is ignored.')
+        if eagle3_head or draft_model:
+            d.warn('method mtp drafts with the target\'s own MTP layers: eagle3_head/draft_model are ignored (a '
+                   'draft_model is used only when it is a Gemma 4 assistant, an MTP drafter: model_type '
+                   'gemma4_assistant, or a hub id named gemma-4-...-assistant).')
         if mtp_source == 'config.json' and not mtp_count:
             d.refuse('method', 'method mtp was asked for, but %s declares no MTP layers in its config.json '
                      '(num_nextn_predict_layers / mtp_num_hidden_layers): vLLM has nothing to draft with. Use '
@@ -749,7 +767,10 @@ def _method_rule(d, facts, method, target_model, eagle3_head, draft_model, catal
         _draft_ground(d, draft, draft_source, target_model)
         return 'draft_model', draft, draft_source
     # auto: what the operator passed first, then the target's own MTP layers, then the catalogue's head or draft
-    if draft_model and not eagle3_head and _is_mtp_assistant(draft_model, read_model_config):
+    if draft_model and _is_mtp_assistant(draft_model, read_model_config):
+        if eagle3_head:
+            d.warn('Both an EAGLE-3 head (%s) and a Gemma 4 assistant (%s) are given: the assistant is used (method '
+                   'mtp); leave draft_model out to use the head.' % (eagle3_head, draft_model))
         d.ground('Method auto chose mtp: draft_model %s is a Gemma 4 assistant (an MTP drafter), which vLLM runs as '
                  'method mtp with it as the model, not as a generic draft.' % draft_model)
         return _mtp_assistant_rule(d, target_model, draft_model, read_model_config)
@@ -806,6 +827,15 @@ def _dflash_rule(d, target_model, eagle3_head, draft_model, read_model_config):
 def _mtp_assistant_rule(d, target_model, assistant, read_model_config):
     """method mtp with a separate MTP drafter checkpoint (Gemma 4's assistant), given as draft_model."""
     model_type = _model_type(assistant, read_model_config)
+    gemma4 = _is_gemma4_target(target_model, read_model_config)
+    if gemma4 is False:
+        d.refuse('method', 'draft_model %s is a Gemma 4 assistant (an MTP drafter), but the target %s is not a Gemma 4 '
+                 'model: an assistant drafts only for the Gemma 4 model it was trained with.' % (assistant, target_model),
+                 ['provide_draft_model', 'no_speculation'])
+        return 'mtp', None, None
+    if gemma4 is None:
+        d.warn('Whether the target %s is a Gemma 4 model is not known here (a local path without a readable '
+               'config.json): the assistant %s drafts only for its own Gemma 4 model.' % (target_model, assistant))
     if model_type is not None and model_type not in MTP_ASSISTANT_TYPES:
         d.refuse('method', 'method mtp with draft_model %s: an MTP drafter checkpoint must be a Gemma 4 assistant '
                  '(config.json model_type %s), and this one is %s. Use method draft_model for a generic draft, or '
@@ -964,9 +994,13 @@ def _runtime_rule(d, facts, version, image, method, method_minimum=None):
                  % (' (%s)' % '; '.join(facts['runtime_notes']) if facts['runtime_notes'] else ''),
                  ['fix_facts', 'no_speculation'])
     if version is None:
-        d.warn('vLLM version unknown: cannot check that it meets %s for %s%s.'
-               % (_vstr(minimum), where, ' and %s for draft_model' % _vstr(MIN_VLLM_DRAFT_MODEL)
-                  if method == 'draft_model' else ''))
+        needs = ''
+        if method == 'draft_model':
+            needs = ' and %s for draft_model' % _vstr(MIN_VLLM_DRAFT_MODEL)
+        elif method in ('mtp', 'suffix', 'dflash'):
+            needs = ' and %s for method %s%s' % (_vstr(max(MIN_VLLM_BY_METHOD[method], method_minimum or ())), method,
+                                                 ' with this model' if method_minimum else '')
+        d.warn('vLLM version unknown: cannot check that it meets %s for %s%s.' % (_vstr(minimum), where, needs))
         return
     if not _at_least(version, minimum):
         d.refuse('runtime', 'vLLM %s is older than %s, the minimum for %s: vLLM may reject --speculative-config or '

@@ -128,12 +128,16 @@ def validate_extra_config(extra, method, version, num_speculative_tokens, tensor
                 "0.20 to 0.33 sets it itself, 0.34 deprecates the key: \"has no effect\"). Leave it out.")
         if key == 'parallel_drafting' and key in CONFIG_KEYS_BY_METHOD.get(method, ()) and version is not None \
                 and _at_least(version, CONFIG_KEYS_UNTIL[key]):
+            if value is True:
+                raise SpeculativeInputError(
+                    'extra_config: %r is refused by vLLM %s for method %s ("parallel_drafting is only supported by '
+                    'the dflash and dspark methods", from %s; it ran on the V1 runner from %s to the release before): '
+                    'use method dflash with a DFlash draft, or leave it out. Allowed here: %s.'
+                    % (key, _vstr(version), method, _vstr(CONFIG_KEYS_UNTIL[key]), _vstr(CONFIG_KEYS_SINCE[key]),
+                       ', '.join(settable)))
             raise SpeculativeInputError(
-                'extra_config: %r is refused by vLLM %s for method %s ("parallel_drafting is only supported by the '
-                'dflash and dspark methods", from %s; it ran on the V1 runner from %s to the release before): use '
-                'method dflash with a DFlash draft, or leave it out. Allowed here: %s.'
-                % (key, _vstr(version), method, _vstr(CONFIG_KEYS_UNTIL[key]), _vstr(CONFIG_KEYS_SINCE[key]),
-                   ', '.join(settable)))
+                'extra_config: %r is deprecated by vLLM %s ("has no effect"; from %s): leave it out. Allowed here: %s.'
+                % (key, _vstr(version), _vstr(CONFIG_KEYS_UNTIL[key]), ', '.join(settable)))
         if key in CONFIG_KEYS_SINCE and key in CONFIG_KEYS_BY_METHOD.get(method, ()) and key not in allowed:
             raise SpeculativeInputError(
                 'extra_config: %r needs vLLM >= %s, and vllm_version is %s; older vLLM silently drops it and newer '

@@ -111,11 +111,72 @@ def test_gemma4_assistants_need_the_vllm_release_that_reads_them(model_type, ver
         assert refused(result, 'runtime') and 'does not know method mtp for this model' in result['reasons'][-1]
 
 
-def test_method_mtp_with_a_draft_that_is_no_mtp_drafter_is_refused():
-    reader = config_reader({'/srv/models/draft': {'model_type': 'llama'}})
-    result = run(target_model=GEMMA4, method='mtp', draft_model='/srv/models/draft', vllm_version='0.32.0',
-                 read_model_config=reader)
-    assert refused(result, 'method') and "this one is 'llama'" in result['reasons'][0], result['reasons']
+@pytest.mark.parametrize('draft, configs', [
+    ('/srv/models/draft', {'/srv/models/draft': {'model_type': 'llama'}}),   # a local generic draft
+    ('Qwen/Qwen3-0.6B', {}),                                                  # a hub id that names no assistant
+])
+def test_method_mtp_with_a_draft_that_is_no_mtp_drafter_ignores_it_and_drafts_with_the_targets_layers(draft, configs):
+    result = run(target_model='deepseek-ai/DeepSeek-V3', method='mtp', draft_model=draft, vllm_version='0.32.0',
+                 read_model_config=config_reader(configs))
+    assert result['enable'] is True, result['reasons']
+    assert result['speculative_config'] == {'method': 'mtp', 'num_speculative_tokens': 4}
+    assert result['model'] is None
+    assert any('draft_model are ignored' in w for w in result['warnings']), result['warnings']
+
+
+@pytest.mark.parametrize('target, configs', [
+    (QWEN3_8B, {}),
+    ('/srv/models/llama', {'/srv/models/llama': {'model_type': 'llama'}}),
+])
+def test_a_gemma4_assistant_for_a_target_that_is_not_gemma4_is_refused(target, configs):
+    result = run(target_model=target, method='mtp', draft_model=ASSISTANT, vllm_version='0.32.0',
+                 read_model_config=config_reader(configs))
+    assert refused(result, 'method') and 'is not a Gemma 4 model' in result['reasons'][0], result['reasons']
+    result = run(target_model=target, draft_model=ASSISTANT, vllm_version='0.32.0',
+                 read_model_config=config_reader(configs))
+    assert refused(result, 'method'), 'auto planned an assistant for another model'
+
+
+def test_auto_with_a_head_and_an_assistant_uses_the_assistant_and_says_so():
+    result = run(target_model=GEMMA4, eagle3_head='/srv/models/head', draft_model=ASSISTANT, vllm_version='0.32.0')
+    assert result['method'] == 'mtp' and result['speculative_config']['model'] == ASSISTANT
+    assert any('the assistant is used (method mtp)' in w for w in result['warnings']), result['warnings']
+
+
+def test_auto_on_a_small_orin_never_plans_an_assistant_as_a_generic_draft():
+    result = run('orin-nano-8gb', target_model=GEMMA4, draft_model=ASSISTANT, allow_small_devices=True,
+                 vllm_version='0.32.0')
+    assert result['method'] == 'mtp' and result['speculative_config']['method'] == 'mtp', result['reasons']
+
+
+def test_an_assistant_drafts_its_own_k_not_rounded_to_the_targets_mtp_layers():
+    reader = config_reader({'/srv/models/gemma4': {'model_type': 'gemma4', 'num_nextn_predict_layers': 3},
+                            '/srv/models/assistant': {'model_type': 'gemma4_assistant'}})
+    result = run(target_model='/srv/models/gemma4', method='mtp', draft_model='/srv/models/assistant',
+                 vllm_version='0.32.0', read_model_config=reader)
+    assert result['num_speculative_tokens'] == 4, result['reasons']
+
+
+@pytest.mark.parametrize('method, draft, smaller, expected', [
+    ('dflash', DFLASH_DRAFT, 'z-lab/Qwen3-4B-DFlash-b16', 'dflash'),
+    ('mtp', ASSISTANT, 'google/gemma-4-E2B-it-assistant', 'mtp'),
+    ('auto', ASSISTANT, 'google/gemma-4-E2B-it-assistant', 'mtp'),
+    ('draft_model', '/srv/models/draft', '/srv/models/smaller', 'draft_model'),
+])
+def test_the_smaller_draft_after_an_out_of_memory_start_keeps_the_kind_of_draft(method, draft, smaller, expected):
+    target = GEMMA4 if 'gemma' in draft else QWEN3_8B
+    previous = {'failure': 'kv_cache', 'gpu_memory_utilization': 0.70, 'model': draft}
+    result = run(target_model=target, method=method, draft_model=draft, smaller_draft_model=smaller,
+                 vllm_version='0.32.0', previous_attempt=previous)
+    assert result['next_step'] == 'smaller_draft', result['reasons']
+    assert result['speculative_config']['method'] == expected and result['speculative_config']['model'] == smaller
+
+
+def test_an_unknown_vllm_version_names_the_methods_own_minimum():
+    result = run(target_model=QWEN3_8B, method='dflash', draft_model=DFLASH_DRAFT, vllm_version=None)
+    assert any('0.20 for method dflash' in w for w in result['warnings']), result['warnings']
+    result = run(target_model=GEMMA4, method='mtp', draft_model=ASSISTANT, vllm_version=None)
+    assert any('0.21 for method mtp with this model' in w for w in result['warnings']), result['warnings']
 
 
 # --- parallel drafting (P-EAGLE) --------------------------------------------------------------------
@@ -137,6 +198,11 @@ def test_parallel_drafting_for_an_eagle3_head_runs_on_v1_from_0_16_to_0_33_with_
 def test_parallel_drafting_outside_the_releases_that_run_it_is_an_input_error(version, match):
     with pytest.raises(SpeculativeInputError, match=match):
         run(vllm_version=version, extra_config={'parallel_drafting': True})
+
+
+def test_parallel_drafting_false_on_0_34_is_deprecated_not_refused_by_vllm_and_left_out():
+    with pytest.raises(SpeculativeInputError, match=r'deprecated by vLLM 0\.34\.0 \("has no effect"'):
+        run(vllm_version='0.34.0', extra_config={'parallel_drafting': False})
 
 
 def test_parallel_drafting_must_be_a_boolean():
