@@ -345,8 +345,8 @@ def plan(jetson, target_model, expected_concurrency, baseline_gpu_memory_utiliza
     if step and step['next_step'] == 'smaller_draft':
         # The smaller draft of the same kind: a DFlash draft stays dflash, a Gemma 4 assistant stays mtp (method auto
         # tells an assistant by itself); any other draft is a draft model.
-        keep = method == 'dflash' or (method in ('mtp', 'auto') and _is_mtp_assistant(smaller_draft_model,
-                                                                                         read_model_config))
+        assistant = _is_mtp_assistant(smaller_draft_model, read_model_config)
+        keep = method == 'dflash' or (method in ('mtp', 'auto') and assistant)
         method, draft_model = (method if keep else 'draft_model'), smaller_draft_model
 
     # ---- family ---------------------------------------------------------------------------
