@@ -12,7 +12,8 @@ import pytest
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision import model_runner as MR
 from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_checks import SpeculativeInputError
 
-from test_speculative_plan import config_reader, facts, refused, run
+from ansible_collections.jetson_llm.vllm.tests.unit.plugins.module_utils.test_speculative_plan import (
+    config_reader, facts, refused, run)
 
 QWEN3_8B = 'Qwen/Qwen3-8B'
 DFLASH_DRAFT = 'z-lab/Qwen3-8B-DFlash-b16'
