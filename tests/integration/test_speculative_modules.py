@@ -150,9 +150,12 @@ def test_plan_module_plans_dflash_and_a_local_gemma4_assistant_read_from_its_con
     args = dict(PLAN, target_model="google/gemma-4-E4B-it", vllm_version="0.32.0", draft_size_mb=None)
     assistant = run_module("jetson_llm.vllm.speculative_plan", dict(args, draft_model=str(tmp_path / "assistant")))
     assert assistant["method"] == "mtp" and assistant["speculative_config"]["model"] == str(tmp_path / "assistant")
+    # a generic draft with method mtp: not an MTP drafter, so ignored (the target's own layers, as before)
     generic = run_module("jetson_llm.vllm.speculative_plan",
                          dict(args, method="mtp", draft_model=str(tmp_path / "generic")))
-    assert generic["enable"] is False and generic["refused_by"] == ["method"], generic
+    assert generic["enable"] is True and generic["model"] is None, generic
+    assert "model" not in generic["speculative_config"], generic
+    assert any("draft_model are ignored" in w for w in generic["decision_warnings"]), generic["decision_warnings"]
     late = run_module("jetson_llm.vllm.speculative_plan",
                       dict(PLAN, vllm_version="0.34.0", extra_config={"parallel_drafting": True}))
     assert late.get("failed") is True and "refused by vLLM 0.34.0 for method eagle3" in late["msg"], late
