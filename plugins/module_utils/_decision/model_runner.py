@@ -25,6 +25,8 @@ runner instead" (what the test bed's vLLM 0.32.0 logs).
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+from ansible_collections.jetson_llm.vllm.plugins.module_utils._decision.spec_checks import _at_least, _vstr as _v
+
 # The speculative methods Model Runner V2 runs, from the release that first runs each (its
 # _get_v2_model_runner_unsupported_features no longer lists it): eagle, eagle3 and mtp from the first V2 (0.12, opt-in);
 # dflash 0.24; dspark 0.25 (V2 only); extract_hidden_states 0.29; draft_model 0.31; ngram 0.32; suffix 0.34 (no V1).
@@ -42,14 +44,6 @@ V1_REMOVED = (0, 34)            # V1 deleted: V2 is the only runner
 # Parallel drafting (P-EAGLE, PARD) runs on V1 only from 0.16 to 0.33; V2 runs it for dflash and dspark only.
 PARALLEL_DRAFTING_SINCE = (0, 16)
 PARALLEL_DRAFTING_REMOVED = (0, 34)
-
-
-def _at_least(version, minimum):
-    return tuple(version[:len(minimum)]) >= tuple(minimum)
-
-
-def _v(version):
-    return '.'.join(str(p) for p in version)
 
 
 def v2_runs(method, version, parallel_drafting=False):
