@@ -408,6 +408,8 @@ c8_regression_only:
     - True when concurrency 8 regressed (C(regression_c8) V(met)) while concurrency 1 passes - both concurrency-1 bars
       V(met), or V(undetermined) with their point estimates V(met) (a sequential benchmark stops once the regression
       settles the reject, often before its first-look intervals at concurrency 1 can show a bar).
+    - An open C(regression_c8) that O(decide_undetermined=point_estimate) settled as a regression counts as V(met) here
+      (the change was reverted only because concurrency 8 was not shown to be no regression).
     - The speculative_decoding role then tries speculation at small batch sizes only, verified on its own.
   returned: always
   type: bool

@@ -694,7 +694,10 @@ def test_after_a_refusal_a_c8_regression_tries_batch_size_aware_speculation_meas
     assert fact["measurement"]["mode"] == "sequential" and fact["measurement"]["requests"] is not None
     batch = fact["batch_aware"]
     assert batch is not None, f"the planned configuration did not pass at c=1 and regress at c=8: {fact['reasons']}"
-    assert any("regresses at concurrency 8" in r for r in fact["reasons"]), fact["reasons"]
+    # Shown beyond the tolerance, or (c=8 is noisy on this CPU: 96.63 % interval -47 % to +75 % in a CI run) an open
+    # regression that decide_undetermined=point_estimate settles as one: either way reverted because of concurrency 8.
+    assert any("regresses at concurrency 8" in r or "settles an open regression as a regression" in r
+               for r in fact["reasons"]), fact["reasons"]
     # N lowered for the token budget, and said why.
     assert batch["max_batch"] == 2, batch
     assert "--max-num-batched-tokens 16 fits only 3 request(s) with 4 draft tokens" in batch["limit_reason"], batch

@@ -398,9 +398,13 @@ def decide(criteria, decide_undetermined='point_estimate'):
     return 'undetermined', final, open_names, point_verdict
 
 
-def c8_regression_only(criteria):
+def c8_regression_only(criteria, final=None):
     """True when concurrency 8 regressed (regression_c8 met) while concurrency 1 passes: both c=1 bars met on their
     intervals, or on their point estimates where the intervals leave them open.
+
+    ``final``: the verdict's final statuses (decide()). An open regression_c8 that decide_undetermined=point_estimate
+    settled as a regression counts (the change was reverted only because concurrency 8 was not shown to be no
+    regression: non-inferiority), so a noisy concurrency 8 does not hide the one remedy that targets it.
 
     What makes batch-size-aware speculation worth a try (the role's trigger; that attempt is verified on its own). A
     sequential benchmark stops as soon as the c=8 regression settles the reject, often before its first-look intervals
@@ -409,8 +413,8 @@ def c8_regression_only(criteria):
     def passes(name):
         entry = criteria.get(name) or {}
         return entry.get('status') == 'met' or (entry.get('status') == 'undetermined' and entry.get('point_status') == 'met')
-    return (passes('throughput_gain_c1') and passes('tpot_reduction_c1')
-            and (criteria.get('regression_c8') or {}).get('status') == 'met')
+    regression = (final or {}).get('regression_c8') or (criteria.get('regression_c8') or {}).get('status')
+    return passes('throughput_gain_c1') and passes('tpot_reduction_c1') and regression == 'met'
 
 
 def keep_of(verdict, keep_marginal=False):
@@ -1148,7 +1152,7 @@ class Verdict(object):
             'drafting': self.drafting,
             'live_traffic': {'runs': self.live_traffic, 'verdict_without_it': self.verdict_without_live_traffic},
             'power': self.power,
-            'c8_regression_only': c8_regression_only(self.criteria),
+            'c8_regression_only': c8_regression_only(self.criteria, self.final),
         }
 
 

@@ -141,6 +141,24 @@ def test_c8_regression_only_is_a_c1_pass_shown_or_on_its_points_with_a_c8_regres
     assert V.c8_regression_only({}) is False
 
 
+def test_an_open_c8_settled_as_a_regression_triggers_batch_aware_speculation_only_when_settled_so():
+    """A strong c=1 gain with a concurrency 8 too noisy to rule out a loss (point estimate a gain): the default
+    decide_undetermined=point_estimate reverts it as a regression, and that is the trigger (the change was reverted only
+    because of concurrency 8); asked to leave it undetermined, there is no verdict to act on, so no trigger."""
+    noisy8 = ((30.0, 0.6), (28.5, 0.6))
+    settled = decide(*pair(c1=STRONG_C1, c8=noisy8, count8=48))
+    regression = settled['criteria']['regression_c8']
+    assert regression['status'] == 'undetermined' and regression['point_status'] != 'met', regression
+    assert settled['verdict'] == 'reject' and settled['keep'] is False
+    assert any('decide_undetermined=point_estimate settles an open regression as a regression' in r
+               for r in settled['reasons']), settled['reasons']
+    assert settled['c8_regression_only'] is True
+    left_open = decide(*pair(c1=STRONG_C1, c8=noisy8, count8=48), decide_undetermined='undetermined')
+    assert left_open['verdict'] == 'undetermined' and left_open['c8_regression_only'] is False
+    assert V.c8_regression_only(settled['criteria']) is False, 'without the final statuses an open c=8 is no regression'
+    assert V.c8_regression_only(settled['criteria'], {'regression_c8': 'met'}) is True
+
+
 def test_small_noisy_sample_is_undetermined_and_says_so():
     """8 requests per phase, +-20 % per request: the interval of the gain spans both the 10 % and the 30 % bar."""
     base, cand = pair(c1=((22.0, 0.2), (16.9, 0.2)), c8=None, count=8)
