@@ -15,7 +15,7 @@ ANSIBLE_ENV := ANSIBLE_COLLECTIONS_PATH=$(COLL_LINK) ANSIBLE_FORCE_COLOR=0 PATH=
 # chromium: tests/integration/test_fleet.py opens the fleet report in headless Chromium.
 APT_PACKAGES := python3-venv git make tar zstd ca-certificates shellcheck chromium
 
-.PHONY: help deps venv collection demo test lint galaxy sanity units compat compat-venvs integration integration-shared integration-lifecycle integration-timed integration-lanes-check testbed nspawn docker bench changelog clean ee scale
+.PHONY: help deps venv collection demo test lint galaxy sanity units compat compat-venvs integration integration-shared integration-lifecycle integration-roles-lifecycle integration-timed integration-lanes-check testbed nspawn docker bench changelog clean ee scale
 
 help:
 	@echo "make demo         run the main job on the built-in demo fleet"
@@ -108,12 +108,13 @@ compat-venvs: venv
 integration: collection testbed nspawn docker compat-venvs
 	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/pytest -p no:cacheprovider -v --durations=0 tests/integration
 
-# make test runs the integration suite in three parts (tests/utils/run_suites.sh); every file is in exactly one
+# make test runs the integration suite in four parts (tests/utils/run_suites.sh); every file is in exactly one
 # (`make integration-lanes-check` fails otherwise).
 # - shared: files that time nothing on real vLLM (modules through the ansible CLI, fake servers, booted hosts,
 #   playbook checks), run beside the static suites;
 # - lifecycle: files that start real vLLM, Docker and systemd hosts, whose assertions rest on no measured speed
-#   (a start-up, a refusal, a sure reject, a report), run beside the static suites too;
+#   (a start-up, a refusal, a sure reject, a report), run beside the static suites too (roles-lifecycle: the role
+#   scenarios of that kind, after sanity and units in their lane);
 # - timed: files whose outcomes rest on measured speed (the role runs' verdicts on real vLLM, the benchmark's
 #   exactness, the simulators' timings), run alone after the first phase (nothing beside them: a concurrency-8
 #   measurement on real vLLM is too noisy beside another real vLLM to show a regression).
@@ -124,15 +125,19 @@ INTEGRATION_SHARED := $(addprefix tests/integration/,test_hostile_inputs.py test
 	test_vllm_service_info.py test_sim_fleet_infra.py)
 INTEGRATION_LIFECYCLE := $(addprefix tests/integration/,test_compose.py test_docker_unit.py test_awx_credential.py \
 	test_fleet.py test_vllm_startup_real.py test_target_pythons.py)
+# The role scenarios that assert no close measurement (refusals, sure rejects, interruptions; their own two hosts):
+# a lifecycle file of its own, run after sanity and units in their lane (make test's phase 1).
+INTEGRATION_ROLES_LIFECYCLE := tests/integration/test_roles_lifecycle.py
 INTEGRATION_TIMED := $(addprefix tests/integration/,test_roles.py test_benchmark_exactness.py test_cohorts.py test_awx_workflow.py \
 	test_sequential_real.py test_vllm_benchmark_real.py)
 SETUP ?= collection testbed nspawn docker compat-venvs
 integration-lanes-check:
-	@listed=$$(printf '%s\n' $(INTEGRATION_SHARED) $(INTEGRATION_LIFECYCLE) $(INTEGRATION_TIMED) | sort); \
+	@listed=$$(printf '%s\n' $(INTEGRATION_SHARED) $(INTEGRATION_LIFECYCLE) $(INTEGRATION_ROLES_LIFECYCLE) \
+	  $(INTEGRATION_TIMED) | sort); \
 	found=$$(ls $(TOP)/tests/integration/test_*.py | sed 's|^$(TOP)/||' | sort); \
 	if [ "$$listed" != "$$found" ]; then \
 	  echo "Makefile: every integration file must be in exactly one of INTEGRATION_SHARED, INTEGRATION_LIFECYCLE," \
-	       "INTEGRATION_TIMED; listed vs found:" >&2; \
+	       "INTEGRATION_ROLES_LIFECYCLE, INTEGRATION_TIMED; listed vs found:" >&2; \
 	  diff <(echo "$$listed") <(echo "$$found") >&2; exit 1; fi
 integration-shared: collection nspawn compat-venvs integration-lanes-check
 	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/pytest -p no:cacheprovider -v --durations=0 $(INTEGRATION_SHARED)
@@ -140,6 +145,10 @@ integration-shared: collection nspawn compat-venvs integration-lanes-check
 integration-lifecycle: $(SETUP)
 	cd $(TOP) && $(ANSIBLE_ENV) JETSON_TEST_LANE=lifecycle $(BIN)/pytest -p no:cacheprovider -v --durations=0 \
 		$(INTEGRATION_LIFECYCLE)
+
+integration-roles-lifecycle: $(SETUP)
+	cd $(TOP) && $(ANSIBLE_ENV) JETSON_TEST_LANE=roles-lifecycle $(BIN)/pytest -p no:cacheprovider -v --durations=0 \
+		$(INTEGRATION_ROLES_LIFECYCLE)
 
 integration-timed: $(SETUP)
 	cd $(TOP) && $(ANSIBLE_ENV) JETSON_TEST_LANE=timed $(BIN)/pytest -p no:cacheprovider -v --durations=0 \

@@ -57,7 +57,9 @@ def container_vars(service, port, api_key, runtime, config_dir):
         "vllm_environment": {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_ENABLE_V1_MULTIPROCESSING": "0"},
         "vllm_extra_args": ["--dtype", "bfloat16", "--enforce-eager"],
         "vllm_api_key": api_key,
-        "vllm_startup_timeout": 420,
+        # 900 s: these run beside the static suites (make test's phase 1); on CI's 2 cores a compose start-up beside
+        # ansible-test sanity and units once took more than 420 s (7 December).
+        "vllm_startup_timeout": 900,
         "vllm_config_dir": str(config_dir),
         "jetson_spec_facts_root": nspawn.IDENTITY_DIR,
         "jetson_spec_progress_interval": 2,

@@ -402,7 +402,7 @@ def test_killed_during_the_revert_then_a_reboot_the_boot_guard_restores_and_the_
     phases["booted"] = time.monotonic()
     # Nothing but the host's boot ran: its boot-time guard recreated the service from the project's files (the
     # operator's override included), whatever the killed revert had done already.
-    deadline = time.monotonic() + 420
+    deadline = time.monotonic() + 900  # the start-up timeout of docker_bed.container_vars
     while bed.overlay(CANDIDATE) is not None or not healthy() or bed.container() == container:
         assert time.monotonic() < deadline, bed.guarded.nsenter(
             ["journalctl", "--no-pager", "-o", "cat", "-u", f"jetson-spec-boot-guard-{SERVICE}.service"],

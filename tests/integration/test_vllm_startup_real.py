@@ -1,7 +1,7 @@
 """REAL vLLM's own start-up refusals, read as the role reads them (the CPU build of the test bed).
 
 A speculative configuration vLLM refuses at start-up must be classified ``config_rejected`` (not
-retried: the role reverts at once, test_roles.py's bad-vocabulary scenario runs that path end to end
+retried: the role reverts at once, test_roles_lifecycle.py's bad-vocabulary scenario runs that path end to end
 on a real systemd host). Here the refusals are vLLM's own texts, from real ``vllm serve`` processes
 launched together, given to the classifier the role's start-up check uses
 (``_server/startup.classify_log``, which ``vllm_health`` runs on the service's journal):

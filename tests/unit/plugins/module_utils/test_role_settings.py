@@ -42,7 +42,7 @@ def test_every_checked_setting_has_a_role_default_and_the_defaults_pass():
     assert serve_problems(**serve) == []
 
 
-# (setting, bad value, words the problem says): the cases of tests/integration/test_roles.py's BAD_VARIABLES
+# (setting, bad value, words the problem says): the cases of tests/integration/test_roles_lifecycle.py's BAD_VARIABLES
 # that these checks own, and the hostile values (NaN, infinity, huge, booleans, text, control characters).
 BAD = [
     ("jetson_spec_expected_concurrency", 0, "allowed: 1 to 100000"),
