@@ -20,17 +20,22 @@ def _get(host_vars, key):
         return None
 
 
-def fleet_rows(hosts, hostvars, active_hosts=None):
+def fleet_rows(hosts, hostvars, active_hosts=None, left_to_rollout=None):
     """One report row per host in ``hosts``, from the hosts' variables.
 
     A host's outcome is ``_jetson_fleet_record`` (read from its fact file by report.yml) or
     ``_jetson_spec_summary`` (set by the speculative_decoding role in this run). Without one, the
     row says why: ``_jetson_fleet_state`` when a play set it, else failed (``_jetson_fleet_error``
-    set), unreachable (attempted, gone from ``active_hosts``), or not attempted.
+    set), unreachable (attempted, gone from ``active_hosts``), left to the rollout job (not attempted and in
+    ``left_to_rollout``: a canary job's other hosts), or not attempted.
     """
     if isinstance(hosts, str) or not hasattr(hosts, '__iter__'):
         raise AnsibleFilterError('fleet_rows takes a list of host names, not %s' % type(hosts).__name__)
     active = None if active_hosts is None else set(active_hosts)
+    if left_to_rollout is not None and (isinstance(left_to_rollout, str) or not hasattr(left_to_rollout, '__iter__')):
+        raise AnsibleFilterError('fleet_rows left_to_rollout= takes a list of host names, not %s'
+                                 % type(left_to_rollout).__name__)
+    later = set(left_to_rollout or [])
     data = {}
     for host in hosts:
         host_vars = hostvars[host] if host in hostvars else {}
@@ -44,6 +49,8 @@ def fleet_rows(hosts, hostvars, active_hosts=None):
                 state = 'unreachable' if _get(host_vars, '_jetson_fleet_attempted') else 'not_attempted'
             elif active is not None and not _get(host_vars, '_jetson_fleet_attempted'):
                 state = 'not_attempted'
+            if state == 'not_attempted' and host in later:
+                state = 'left_to_rollout'
         data[host] = {'record': record if isinstance(record, dict) else None,
                       'groups': list(_get(host_vars, 'group_names') or []), 'state': state, 'error': error}
     try:

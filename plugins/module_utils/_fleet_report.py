@@ -20,8 +20,9 @@ import os
 
 # Statuses a row can have: the role's (first five), and what the fleet pieces add.
 STATUSES = ('enabled', 'reverted', 'refused', 'skipped', 'failed', 'disabled', 'pending', 'unreachable', 'not_attempted',
-            'no_record')
-# What an operator must look at: never hidden in a summary.
+            'left_to_rollout', 'no_record')
+# What an operator must look at: never hidden in a summary. left_to_rollout (a canary job's other hosts, which the
+# rollout job that follows it verifies) is not: nothing went wrong there.
 ATTENTION = ('reverted', 'refused', 'failed', 'unreachable', 'not_attempted', 'no_record')
 FAMILY_GROUPS = {'thor': 'thor', 'agx_orin': 'orin-agx', 'orin_nx': 'orin-nx', 'orin_nano': 'orin-nano'}
 CONCURRENCIES = (1, 8)
@@ -94,7 +95,7 @@ def row(host, record=None, groups=None, state=None, error=None):
     """One report row.
 
     ``record``: the role's summary (the fact file's JSON) or None. ``state``: what the play saw when
-    no record says more: ``unreachable``, ``not_attempted``, ``failed`` or None.
+    no record says more: ``unreachable``, ``not_attempted``, ``left_to_rollout``, ``failed`` or None.
     """
     record = record if isinstance(record, dict) else {}
     if record and not isinstance(record.get('status'), str):
@@ -113,6 +114,9 @@ def row(host, record=None, groups=None, state=None, error=None):
                             'change (the guard and the fact file).'],
             'not_attempted': ['Not attempted: the rollout stopped before this host (canary or max_fail_percentage), '
                               'or its batch has not run yet.'],
+            'left_to_rollout': ['Left to the rollout job: this job (jetson_spec_rollout_part: canaries) verifies one '
+                                'canary per cohort; the job that follows it (jetson_spec_rollout_part: others) '
+                                'confirms, follows or stops this host by its cohort\'s verdict.'],
             'failed': ['Failed before an outcome was recorded (see the task output).'],
             'no_record': ['No outcome is recorded on this host (the speculative_decoding role has not run here).'],
         }.get(status, [])
@@ -294,6 +298,7 @@ ul.totals b { font-size: 1.15rem; font-variant-numeric: tabular-nums; }
          text-transform: uppercase; letter-spacing: .02em; white-space: nowrap; }
 .status-enabled { color: var(--ok); background: var(--ok-bg); }
 .status-reverted, .status-refused, .status-pending, .status-not_attempted, .status-no_record { color: var(--warn); background: var(--warn-bg); }
+.status-left_to_rollout { color: var(--muted); background: var(--row); }
 .status-failed, .status-unreachable { color: var(--bad); background: var(--bad-bg); }
 .status-skipped, .status-disabled { color: var(--off); background: var(--off-bg); }
 p.note { margin: .4rem 0; } .exposed { color: var(--bad); }
@@ -332,7 +337,7 @@ span.earlier { display: block; font-size: .7rem; color: var(--muted); }
 
 #: Rows in this order: what needs an operator first, then the outcomes of the loop.
 ORDER = ('failed', 'unreachable', 'reverted', 'refused', 'enabled', 'disabled', 'skipped', 'pending', 'not_attempted',
-         'no_record')
+         'left_to_rollout', 'no_record')
 #: The totals always shown at the top (the others when a host has them).
 TOTALS = ('enabled', 'reverted', 'refused', 'skipped', 'failed')
 #: The specification's keep bar at concurrency 1 (drawn on the chart), and the chart's bounds at least.
@@ -595,7 +600,7 @@ def _same_as_previous(rows, title, previous):
     """The previous report's rows (in this run's host order) when nothing this run measured differs, else None.
 
     ``previous`` is the text of the JSON twin already on disk. The hosts this run has reached so far
-    (every row but ``not_attempted``) must each equal their row there, and the previous report must
+    (every row but ``not_attempted`` and ``left_to_rollout``) must each equal their row there, and the previous report must
     cover the same hosts under the same title: then the previous report is still the truth (the hosts
     not reached yet are untouched since), and keeping it byte for byte keeps a re-run idempotent.
     """
@@ -606,7 +611,7 @@ def _same_as_previous(rows, title, previous):
                   if isinstance(item, dict) and isinstance(item.get('host'), str))
     if sorted(before) != sorted(item['host'] for item in rows) or len(before) != len(twin['hosts']):
         return None
-    reached = [item for item in rows if item['status'] != 'not_attempted']
+    reached = [item for item in rows if item['status'] not in ('not_attempted', 'left_to_rollout')]
     if not reached or any(json.loads(json.dumps(item)) != before[item['host']] for item in reached):
         return None
     return [before[item['host']] for item in rows], twin.get('generated')

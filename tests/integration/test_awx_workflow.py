@@ -235,6 +235,11 @@ def test_the_canary_job_then_the_sliced_rollout_then_the_report_end_as_one_job_d
     assert sorted((value["canary"], value["status"]) for value in verdicts.values()) == [
         ("wf-orin-1", "reverted"), ("wf-thor-1", "enabled")], verdicts
     assert sorted(artifacts["jetson_spec_results_job_9"]) == ["wf-orin-1", "wf-thor-1"]
+    # Its summary leaves the other hosts to the rollout job (not "not attempted": nothing went wrong there); only the
+    # reverted canary needs attention.
+    summary = artifacts["jetson_spec_fleet"]
+    assert sorted(summary["hosts_by_status"]["left_to_rollout"]) == ["wf-orin-2", "wf-thor-2", "wf-thor-3"], summary
+    assert "not_attempted" not in summary["hosts_by_status"] and summary["attention"] == ["wf-orin-1"], summary
     canary_artifacts = artifacts
 
     # 2. The rollout job, sliced: AWX gives each slice the canary job's artifacts as extra variables, over the

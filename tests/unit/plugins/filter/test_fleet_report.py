@@ -176,6 +176,35 @@ def test_filter_reads_hostvars_and_the_play_state():
         flt.fleet_rows(["a"], {"a": {"_jetson_spec_summary": {"reasons": []}}})
 
 
+def test_a_canary_job_leaves_its_other_hosts_to_the_rollout_job_and_says_so():
+    """A canary job (rollout part canaries) names the hosts it leaves to the rollout job: not attempted there, they are
+    left_to_rollout with the reason, not among the hosts that need attention; a host that was attempted and lost,
+    failed, or has a record keeps its status, and one not in the list stays not_attempted."""
+    hostvars = {
+        "canary": {"group_names": ["thor"], "_jetson_fleet_attempted": True,
+                   "_jetson_spec_summary": {"status": "enabled", "reasons": []}},
+        "twin": {"group_names": ["thor"]},
+        "lost": {"group_names": ["thor"], "_jetson_fleet_attempted": True},
+        "broken": {"group_names": ["thor"], "_jetson_fleet_error": "boom"},
+        "other": {"group_names": ["thor"]},
+    }
+    rows = flt.fleet_rows(["canary", "twin", "lost", "broken", "other"], hostvars, active_hosts=["canary", "twin"],
+                          left_to_rollout=["twin", "lost", "broken", "canary"])
+    status = dict((r["host"], r["status"]) for r in rows)
+    assert status == {"canary": "enabled", "twin": "left_to_rollout", "lost": "unreachable", "broken": "failed",
+                      "other": "not_attempted"}
+    twin = [r for r in rows if r["host"] == "twin"][0]
+    assert twin["reason"].startswith("Left to the rollout job"), twin
+    report = fr.report(rows, generated="2026-11-30T10:00:00Z")
+    assert "twin" not in report["counts"]["attention"] and "other" in report["counts"]["attention"]
+    assert report["counts"]["by_status"]["left_to_rollout"] == 1
+    assert report["counts"]["hosts_by_status"]["left_to_rollout"] == ["twin"]
+    assert "status-left_to_rollout" in report["html"]
+    for bad in ("twin", 3):
+        with pytest.raises(AnsibleFilterError, match="left_to_rollout= takes a list of host names"):
+            flt.fleet_rows(["twin"], hostvars, active_hosts=[], left_to_rollout=bad)
+
+
 def test_a_rerun_that_finds_the_fleet_as_recorded_keeps_the_previous_report_byte_for_byte():
     rows = fixture_rows()
     first = fr.report(rows, generated="2026-11-30T10:00:00Z", report_dir="/tmp/r")
@@ -189,6 +218,11 @@ def test_a_rerun_that_finds_the_fleet_as_recorded_keeps_the_previous_report_byte
     kept = fr.report(canary, generated="2026-11-30T11:00:00Z", previous=first["json"])
     assert kept["unchanged"] is True and kept["json"] == first["json"]
     assert [row["host"] for row in kept["rows"]] == [row["host"] for row in canary]
+    # So is a canary job's: the hosts it leaves to the rollout job are not reached either.
+    canary_job = [row if row["host"] == "thor-devkit" else fr.row(row["host"], None, [], "left_to_rollout")
+                  for row in fixture_rows()]
+    kept = fr.report(canary_job, generated="2026-11-30T11:00:00Z", previous=first["json"])
+    assert kept["unchanged"] is True and kept["json"] == first["json"]
 
 
 @pytest.mark.parametrize("change", ["row", "hosts", "title", "json", "nothing_reached"])
