@@ -57,7 +57,7 @@ import urllib.request
 
 import pytest
 
-from conftest import COLLECTIONS, ROLES_PLAYBOOK, TOP, _ansible_env, play_roles
+from conftest import COLLECTIONS, ROLES_PLAYBOOK, TOP, _ansible_env, play_roles, recap
 sys.path.insert(0, str(TOP / "tests" / "nspawn"))
 import fleet as nspawn  # noqa: E402  pylint: disable=wrong-import-position
 
