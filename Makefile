@@ -21,6 +21,7 @@ help:
 	@echo "make demo         run the main job on the built-in demo fleet"
 	@echo "make test         the whole suite (lint, sanity, units, integration)"
 	@echo "make lint | galaxy | sanity | units | integration | bench"
+	@echo "make integration-shared | integration-lifecycle | integration-roles-lifecycle | integration-timed (make test's parts)"
 	@echo "make scale        the cohort rollout on a SIMULATED fleet of HOSTS (100) nspawn hosts, faults planted (KEEP=1 keeps it up)"
 
 # --- set-up ---------------------------------------------------------------------------------

@@ -74,7 +74,7 @@ KEPT = "jetson-llm-speculative-1-kept.yaml"
 CANDIDATE = "jetson-llm-speculative-2-candidate.yaml"
 BOOT_GUARD = f"/etc/systemd/system/jetson-spec-boot-guard-{SERVICE}.service"
 SPEC_VARS = {"test_run_serve": False, "jetson_spec_method": "draft_model", "jetson_spec_num_speculative_tokens": 4,
-             "jetson_spec_tune_max_steps": 0, "jetson_spec_guard_timeout": 900, "jetson_spec_benchmark": WORKLOAD,
+             "jetson_spec_tune_max_steps": 0, "jetson_spec_guard_timeout": 1800, "jetson_spec_benchmark": WORKLOAD,
              "jetson_spec_revert_min_ratio": REVERT_MIN_RATIO,
              # long steps polled every 2 s, so even these short ones show they are alive (asserted once)
              "jetson_spec_progress_interval": 2}

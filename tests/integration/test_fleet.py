@@ -51,7 +51,7 @@ def nano_vars():
         "jetson_spec_facts_root": nspawn.IDENTITY_DIR,
         "jetson_spec_method": "draft_model",
         "jetson_spec_draft_model": str(nspawn.TESTBED / "models" / "draft-perfect"),
-        "jetson_spec_guard_timeout": 900,
+        "jetson_spec_guard_timeout": 1800,  # more than a cold start (900 s allowed) plus the benchmark
         "vllm_startup_timeout": 900,  # beside the static suites (as docker_bed.container_vars)
         # In the foreground (no poll adds to each step); the long-benchmark test runs in the background, polled.
         "jetson_spec_progress_interval": 0,

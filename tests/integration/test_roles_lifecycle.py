@@ -24,7 +24,7 @@ from conftest import BIN, TOP, kill_playbook_when, recap
 # pytest fixture, used by name:
 from vllm_testbed import testbed  # noqa: F401  pylint: disable=unused-import
 from roles_fleet import (
-    API_KEY, CANDIDATE, DRAIN_MARKER, FACT, HF_TOKEN, HOOK_VARS, MODELS, OUT, OVERLAY, PLAYBOOK, SHORT_WORKLOAD,
+    API_KEY, CANDIDATE, DRAIN_MARKER, FACT, HF_TOKEN, HOOK_VARS, MODELS, OVERLAY, PLAYBOOK, SHORT_WORKLOAD,
     TESTBED, UNIT, _overlay, assert_record_is_reality, check_baseline_deployed, fleet_of, healthy, nspawn,
     restart_by_hand, task_output, wait_healthy,
 )
@@ -396,7 +396,7 @@ def test_controller_killed_mid_change_the_guard_restores_the_previous_service(fl
                              "jetson_spec_force_verify": True, "jetson_spec_benchmark": SHORT_WORKLOAD})]
     # Kill the controller as soon as the speculative overlay is in place and restarted.
     kill_playbook_when(
-        cmd, OUT / "killed-controller.log",
+        cmd, fleet.out / "killed-controller.log",
         lambda _out: "speculative-config" in (fleet.inside("thor-faults", CANDIDATE) or "")
         and "speculative-config" in fleet.cmdline("thor-faults"),
         "the speculative service", 900)
@@ -440,7 +440,7 @@ def test_controller_killed_during_the_candidate_benchmark_the_next_run_rolls_it_
              "jetson_spec_benchmark": SHORT_WORKLOAD, **HOOK_VARS}
     cmd = [str(BIN / "ansible-playbook"), "-i", str(fleet.inventory), str(PLAYBOOK), "--limit", "thor-faults",
            "-e", json.dumps(extra)]
-    killed = kill_playbook_when(cmd, OUT / "killed-controller-candidate.log",
+    killed = kill_playbook_when(cmd, fleet.out / "killed-controller-candidate.log",
                                 lambda out: "Benchmark the running service (candidate)" in out,
                                 "the candidate benchmark", 900)
     # The previous change on this host was interrupted (recorded as not settled), so this run verified again. (Whether
@@ -461,7 +461,7 @@ def test_controller_killed_during_the_candidate_benchmark_the_next_run_rolls_it_
     assert fleet.lb_calls("thor-faults") == calls and fleet.inside("thor-faults", DRAIN_MARKER) is not None, \
         "check mode ran a hook or removed the drain marker"
     # At once, as soon as the operator sees it, speculation switched off: the candidate is rolled back by this run
-    # (the guard, armed for 900 s, never fired), and the record says what runs.
+    # (the guard, armed for twice the start-up wait, never fired), and the record says what runs.
     _rc, out = fleet.play("thor-faults", extra={**extra, "jetson_spec_state": "disabled"})
     assert "A previous run stopped in the middle of the change" in out
     fact = assert_record_is_reality(fleet, "thor-faults")
@@ -504,7 +504,7 @@ def test_an_operator_drop_in_is_the_baseline_and_a_reboot_mid_change_is_resumed_
         assert "--max-num-seqs 4" in fleet.cmdline(name) and "speculative-config" not in fleet.cmdline(name)
         cmd = [str(BIN / "ansible-playbook"), "-i", str(fleet.inventory), str(PLAYBOOK), "--limit", name,
                "-e", json.dumps({**FAULTS_VARS, "jetson_spec_force_verify": True})]
-        kill_playbook_when(cmd, OUT / "killed-before-reboot.log",
+        kill_playbook_when(cmd, fleet.out / "killed-before-reboot.log",
                            lambda out: "Benchmark the running service (candidate)" in out, "the candidate benchmark", 900)
         # The candidate runs: the overlay (which sorts after override.conf) won, and it kept the operator's flag.
         running = fleet.cmdline(name)

@@ -27,7 +27,8 @@
 # Set-up shared by the lanes (the venv, ansible-test's pip cache, the collection link, the nspawn
 # root, the ansible-core venvs, the vLLM test bed, Docker) is made first, in turn.
 #   run_suites.sh            everything (make test)
-#   run_suites.sh --static   the static suites only (phase 1 without integration-shared and integration-lifecycle)
+#   run_suites.sh --static   the static suites only (phase 1 without integration-shared, integration-lifecycle and
+#                            integration-roles-lifecycle)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"

@@ -1152,7 +1152,8 @@ class Verdict(object):
             'drafting': self.drafting,
             'live_traffic': {'runs': self.live_traffic, 'verdict_without_it': self.verdict_without_live_traffic},
             'power': self.power,
-            'c8_regression_only': c8_regression_only(self.criteria, self.final),
+            # not after a TTFT rise beyond max_ttft_increase: speculating at small batch sizes keeps concurrency 1 as it is
+            'c8_regression_only': c8_regression_only(self.criteria, self.final) and self.ttft_rule != 'not_met',
         }
 
 

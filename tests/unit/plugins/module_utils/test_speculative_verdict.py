@@ -490,6 +490,21 @@ def test_max_ttft_increase_reverts_an_accepted_change_whose_ttft_rose_too_much()
         assert within['verdict'] == 'accept' and within['ttft']['status'] == 'met', ttft
 
 
+def test_a_c8_regression_after_a_ttft_rise_beyond_the_limit_is_no_trigger_for_batch_size_aware_speculation():
+    """Batch-size-aware speculation keeps concurrency 1 as it is: after a c=1 TTFT rise beyond max_ttft_increase it
+    would be reverted for the same reason, so the c=8 regression does not make it worth a try."""
+    cand = bench(c1=(60.0, 16.0), c8=200.0, acceptance=0.72)
+    plain = decide(bench(), cand)
+    assert plain['verdict'] == 'reject' and plain['c8_regression_only'] is True
+    risen = decide(bench(), _with_ttft(bench(c1=(60.0, 16.0), c8=200.0, acceptance=0.72), c1=234.0),
+                   max_ttft_increase=0.25)
+    assert risen['verdict'] == 'reject' and risen['ttft']['status'] == 'not_met'
+    assert risen['c8_regression_only'] is False
+    within = decide(bench(), _with_ttft(bench(c1=(60.0, 16.0), c8=200.0, acceptance=0.72), c1=200.0),
+                    max_ttft_increase=0.25)
+    assert within['ttft']['status'] == 'met' and within['c8_regression_only'] is True
+
+
 def test_max_ttft_increase_on_a_reject_keeps_the_reject_and_says_so():
     result = decide(bench(), _with_ttft(bench(c1=(45.0, 21.5), acceptance=0.2), c1=400.0), max_ttft_increase=0.1)
     assert result['verdict'] == 'reject' and result['ttft']['status'] == 'not_met'
