@@ -410,6 +410,8 @@ c8_regression_only:
       settles the reject, often before its first-look intervals at concurrency 1 can show a bar).
     - An open C(regression_c8) that O(decide_undetermined=point_estimate) settled as a regression counts as V(met) here
       (the change was reverted only because concurrency 8 was not shown to be no regression).
+    - False when the concurrency-1 TTFT rose beyond O(max_ttft_increase) (C(ttft.status) V(not_met)) - speculating at
+      small batch sizes keeps concurrency 1 as it is.
     - The speculative_decoding role then tries speculation at small batch sizes only, verified on its own.
   returned: always
   type: bool
