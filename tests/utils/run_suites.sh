@@ -46,13 +46,12 @@ $make --no-print-directory venv "$top/.build/stamps/ansible-test" collection
 # ansible-playbook, the nspawn hosts' systemd and the vLLM it runs). test_compose.py keeps a change only when its draft
 # wins on real vLLM, and two vLLMs at the same priority on CI's 2 cores made it lose (7 December: 3.40 -> 2.69 tok/s,
 # reverted, with the role scenarios' vLLM beside it). So the lifecycle part runs at the normal priority, with
-# test_compose.py last in it (after integration-shared has ended); the role scenarios beside it at the lowest (19:
-# they wait up to 900 s for a start-up and assert no speed); the static suites at 10 (some unit tests bound a wall
-# time of a few seconds); integration-shared at the normal one (its hostile cases bound each module's wall time).
+# test_compose.py last in it (after the static suites and integration-shared have ended, at about 11 minutes), and
+# the role scenarios beside it at the lowest (19: they wait up to 900 s for a start-up and assert no speed). The
+# other suites keep the normal priority (unit tests and the shared part's hostile cases bound some wall times).
 suite_nice() {
   case $1 in
     integration-roles-lifecycle) echo 19 ;;
-    sanity|units|lint|changelog|galaxy|compat) echo 10 ;;
     *) echo 0 ;;
   esac
 }
