@@ -15,13 +15,13 @@ ANSIBLE_ENV := ANSIBLE_COLLECTIONS_PATH=$(COLL_LINK) ANSIBLE_FORCE_COLOR=0 PATH=
 # chromium: tests/integration/test_fleet.py opens the fleet report in headless Chromium.
 APT_PACKAGES := python3-venv git make tar zstd ca-certificates shellcheck chromium
 
-.PHONY: help deps venv collection demo test lint galaxy sanity units compat compat-venvs integration integration-shared integration-lifecycle integration-roles-lifecycle integration-timed integration-lanes-check testbed nspawn docker bench changelog clean ee scale
+.PHONY: help deps venv collection demo test lint galaxy sanity units compat compat-venvs integration integration-shared integration-lifecycle integration-lifecycle-verdicts integration-roles-lifecycle integration-timed integration-lanes-check testbed nspawn docker bench changelog clean ee scale
 
 help:
 	@echo "make demo         run the main job on the built-in demo fleet"
 	@echo "make test         the whole suite (lint, sanity, units, integration)"
 	@echo "make lint | galaxy | sanity | units | integration | bench"
-	@echo "make integration-shared | integration-lifecycle | integration-roles-lifecycle | integration-timed (make test's parts)"
+	@echo "make integration-shared | integration-lifecycle | integration-lifecycle-verdicts | integration-roles-lifecycle | integration-timed"
 	@echo "make scale        the cohort rollout on a SIMULATED fleet of HOSTS (100) nspawn hosts, faults planted (KEEP=1 keeps it up)"
 
 # --- set-up ---------------------------------------------------------------------------------
@@ -124,10 +124,12 @@ INTEGRATION_SHARED := $(addprefix tests/integration/,test_hostile_inputs.py test
 	test_jetson_facts.py test_external_commands.py test_playbook_patterns.py test_awx_survey.py \
 	test_vllm_health_exposure.py test_role_tasks.py test_benchmark_module_defaults.py \
 	test_vllm_service_info.py test_sim_fleet_infra.py)
-# (test_compose.py last: its kept change rests on its draft winning, measured once the shared part has ended; see
-# tests/utils/run_suites.sh, suite_nice)
-INTEGRATION_LIFECYCLE := $(addprefix tests/integration/,test_docker_unit.py test_awx_credential.py \
-	test_fleet.py test_vllm_startup_real.py test_target_pythons.py test_compose.py)
+INTEGRATION_LIFECYCLE := $(addprefix tests/integration/,test_awx_credential.py test_fleet.py \
+	test_vllm_startup_real.py test_target_pythons.py)
+# The lifecycle files whose outcome rests on a clear verdict on real vLLM (a random draft rejected, a one-layer draft
+# kept): make test runs them after the lifecycle part, once the static suites and the shared part have ended (beside
+# the role scenarios, niced; tests/utils/run_suites.sh).
+INTEGRATION_LIFECYCLE_VERDICTS := $(addprefix tests/integration/,test_docker_unit.py test_compose.py)
 # The role scenarios that assert no close measurement (refusals, sure rejects, interruptions; their own two hosts):
 # a lifecycle file of its own, run after sanity and units in their lane (make test's phase 1).
 INTEGRATION_ROLES_LIFECYCLE := tests/integration/test_roles_lifecycle.py
@@ -135,12 +137,13 @@ INTEGRATION_TIMED := $(addprefix tests/integration/,test_roles.py test_benchmark
 	test_sequential_real.py test_vllm_benchmark_real.py)
 SETUP ?= collection testbed nspawn docker compat-venvs
 integration-lanes-check:
-	@listed=$$(printf '%s\n' $(INTEGRATION_SHARED) $(INTEGRATION_LIFECYCLE) $(INTEGRATION_ROLES_LIFECYCLE) \
+	@listed=$$(printf '%s\n' $(INTEGRATION_SHARED) $(INTEGRATION_LIFECYCLE) $(INTEGRATION_LIFECYCLE_VERDICTS) \
+	  $(INTEGRATION_ROLES_LIFECYCLE) \
 	  $(INTEGRATION_TIMED) | sort); \
 	found=$$(ls $(TOP)/tests/integration/test_*.py | sed 's|^$(TOP)/||' | sort); \
 	if [ "$$listed" != "$$found" ]; then \
 	  echo "Makefile: every integration file must be in exactly one of INTEGRATION_SHARED, INTEGRATION_LIFECYCLE," \
-	       "INTEGRATION_ROLES_LIFECYCLE, INTEGRATION_TIMED; listed vs found:" >&2; \
+	       "INTEGRATION_LIFECYCLE_VERDICTS, INTEGRATION_ROLES_LIFECYCLE, INTEGRATION_TIMED; listed vs found:" >&2; \
 	  diff <(echo "$$listed") <(echo "$$found") >&2; exit 1; fi
 integration-shared: collection nspawn compat-venvs integration-lanes-check
 	cd $(TOP) && $(ANSIBLE_ENV) $(BIN)/pytest -p no:cacheprovider -v --durations=0 $(INTEGRATION_SHARED)
@@ -148,6 +151,10 @@ integration-shared: collection nspawn compat-venvs integration-lanes-check
 integration-lifecycle: $(SETUP)
 	cd $(TOP) && $(ANSIBLE_ENV) JETSON_TEST_LANE=lifecycle $(BIN)/pytest -p no:cacheprovider -v --durations=0 \
 		$(INTEGRATION_LIFECYCLE)
+
+integration-lifecycle-verdicts: $(SETUP)
+	cd $(TOP) && $(ANSIBLE_ENV) JETSON_TEST_LANE=lifecycle-verdicts $(BIN)/pytest -p no:cacheprovider -v --durations=0 \
+		$(INTEGRATION_LIFECYCLE_VERDICTS)
 
 integration-roles-lifecycle: $(SETUP)
 	cd $(TOP) && $(ANSIBLE_ENV) JETSON_TEST_LANE=roles-lifecycle $(BIN)/pytest -p no:cacheprovider -v --durations=0 \

@@ -8,7 +8,9 @@
 #            lane 2: lint, changelog, galaxy, compat
 #            lane 3: integration-shared     (integration files that time nothing on real vLLM)
 #            lane 4: integration-lifecycle  (files that start real vLLM, Docker and systemd hosts and assert no speed:
-#                                            compose, docker run, AWX credential, fleet, start-ups, Pythons)
+#                                            AWX credential, fleet, start-ups, Pythons), then, once lanes 2 and 3
+#                                            and lane 1's units have ended, integration-lifecycle-verdicts (docker
+#                                            run and compose: a clear verdict on real vLLM; see suite_nice)
 # Phase 2: alone:
 #            integration-timed              (files whose outcomes rest on measured speed: the role runs on real
 #                                            vLLM, the benchmark's exactness, the cohorts' and the AWX workflow's
@@ -45,13 +47,15 @@ $make --no-print-directory venv "$top/.build/stamps/ansible-test" collection
 # The CPU priority of a suite in phase 1 (nice, inherited by everything it starts: ansible-test, pytest,
 # ansible-playbook, the nspawn hosts' systemd and the vLLM it runs). test_compose.py keeps a change only when its draft
 # wins on real vLLM, and two vLLMs at the same priority on CI's 2 cores made it lose (7 December: 3.40 -> 2.69 tok/s,
-# reverted, with the role scenarios' vLLM beside it). So the lifecycle part runs at the normal priority, with
-# test_compose.py last in it (after the static suites and integration-shared have ended, at about 11 minutes), and
-# the role scenarios beside it at the lowest (19: they wait up to 900 s for a start-up and assert no speed). The
-# other suites keep the normal priority (unit tests and the shared part's hostile cases bound some wall times).
+# reverted, with the role scenarios' vLLM beside it; the docker-run test's random draft came out "marginal" when it
+# ran beside the static suites). So the lifecycle files whose outcome rests on a clear verdict (docker run: a random
+# draft rejected; compose: a one-layer draft kept, a random one rejected) run after the static suites and the shared
+# part have ended (lifecycle_lane), at the normal priority, and the role scenarios beside them at a lower one (10:
+# they wait up to 900 s for a start-up and assert no speed). The other suites keep the normal priority (unit tests
+# and the shared part's hostile cases bound some wall times).
 suite_nice() {
   case $1 in
-    integration-roles-lifecycle) echo 19 ;;
+    integration-roles-lifecycle) echo 10 ;;
     *) echo 0 ;;
   esac
 }
@@ -73,27 +77,47 @@ run_suite() {  # $1 suite: runs `make $1` (set-up made already: SETUP=), keeps i
   return "$rc"
 }
 
-lane() {  # the suites "$@" in turn; stops at the first failure
-  local suite
+lane() {  # $1 the lane's name, then the suites in turn; stops at the first failure; leaves $logs/<name>.done
+  local name=$1 suite rc=0
+  shift
   for suite in "$@"; do
-    run_suite "$suite" || return 1
+    run_suite "$suite" || { rc=1; break; }
   done
+  touch "$logs/$name.done"
+  return "$rc"
 }
 
+lifecycle_lane() {  # lane 4: the lifecycle part, then (once nothing but the niced role scenarios runs beside it) the
+  # lifecycle files whose outcome rests on a clear verdict on real vLLM
+  local rc=0
+  run_suite integration-lifecycle || rc=1
+  if [ "$rc" -eq 0 ]; then
+    while ! { [ -e "$logs/lane2.done" ] && [ -e "$logs/lane3.done" ] \
+              && { [ -e "$logs/units.time" ] || [ -e "$logs/lane1.done" ]; }; }; do
+      sleep 5
+    done
+    run_suite integration-lifecycle-verdicts || rc=1
+  fi
+  touch "$logs/lane4.done"
+  return "$rc"
+}
+
+rm -f "$logs"/*.time "$logs"/*.done
+
 if [ "$static_only" -eq 1 ]; then
-  lane sanity units &
+  lane lane1 sanity units &
 else
-  lane sanity units integration-roles-lifecycle &
+  lane lane1 sanity units integration-roles-lifecycle &
 fi
 lane1=$!
-lane lint changelog galaxy compat &
+lane lane2 lint changelog galaxy compat &
 lane2=$!
 lane3=
 lane4=
 if [ "$static_only" -eq 0 ]; then
-  lane integration-shared &
+  lane lane3 integration-shared &
   lane3=$!
-  lane integration-lifecycle &
+  lifecycle_lane &
   lane4=$!
 fi
 failed=0
@@ -131,7 +155,7 @@ fi
 
 times=""
 for suite in lint changelog galaxy sanity units integration-roles-lifecycle compat integration-shared integration-lifecycle \
-    integration-timed; do
+    integration-lifecycle-verdicts integration-timed; do
   times="$times $suite=$(cat "$logs/$suite.time")s"
 done
 echo "make test: all suites passed in $(( $(date +%s) - t0 )) s (four lanes, then the timed part alone):$times"
