@@ -228,7 +228,7 @@ def _pair(before, after, pattern='%.1f'):
 
 def table(rows):
     """The run summary as lines of text (what ansible prints): one line per host, then the counts."""
-    columns = '%-18s %-11s %-10s %-14s %-7s %-12s %-3s %-11s %-17s %-17s %-17s %-17s %-5s %-9s %s'
+    columns = '%-18s %-16s %-10s %-14s %-7s %-12s %-3s %-11s %-17s %-17s %-17s %-17s %-5s %-9s %s'
     lines = [columns % ('host', 'status', 'family', 'variant', 'JetPack', 'method', 'K', 'gpu util',
                         'tok/s c=1', 'TPOT p50 c=1', 'TTFT p50 c=1', 'tok/s c=8', 'acc', 'verdict',
                         'reason / hand-off')]

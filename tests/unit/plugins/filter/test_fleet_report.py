@@ -65,6 +65,16 @@ def test_table_has_one_line_per_host_and_names_the_attention_hosts():
     assert lines[-1].startswith("Needs attention:") and "orin-nx-16 (unreachable)" in lines[-1]
 
 
+def test_the_table_columns_stay_aligned_for_the_longest_status():
+    rows = fixture_rows()
+    rows[0] = dict(rows[0], status="left_to_rollout", earlier_run=True)
+    lines = fr.table(rows)
+    family = lines[0].index("family")
+    assert max(len(status) for status in fr.STATUSES) + 1 <= family - lines[0].index("status") - 1
+    for line in lines[1:1 + len(rows)]:
+        assert line[family - 1] == " " and line[family] != " ", line
+
+
 class _Collector(HTMLParser):
     def __init__(self):
         super().__init__()
