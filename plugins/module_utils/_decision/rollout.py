@@ -36,6 +36,9 @@ the kept configuration. The host is confirmed when both hold, and its acceptance
 * x <= ln C + g / 2: nearer the canary's candidate than its baseline (a twin much slower than its canary is not kept
   on the canary's word even when it beats the baseline).
 
+A confirmation measured while other clients used the server (the benchmark's ``metrics_polluted``) is never a
+keep: it is inconclusive and the host is verified in full, as the verdict holds a keep on live traffic.
+
 The test is only made when g / 2 >= z * sigma (sigma adds the canary's candidate median's error): otherwise it is
 inconclusive and the host is verified in full. For a twin that pays as the canary does, the chance of failing
 confirmation (then a full verification, not a wrong revert) is small once the gain is well past that bar. The
@@ -536,6 +539,13 @@ def confirm(verdict, run_benchmark, spread=DEFAULT_SPREAD, z=Z):
     figures = {'host_tpot_ms': round(math.exp(x), 4) if x is not None else None, 'requests': n,
                'canary_baseline_tpot_ms': base, 'canary_candidate_tpot_ms': cand, 'spread': spread, 'z': z}
     fail = {'confirmed': False, 'conclusive': False, 'figures': figures}
+    if run.get('metrics_polluted') is True:
+        # as the verdict does (hold_a_keep_on_live_traffic): never keep on a measurement that is not the change's alone
+        figures['metrics_polluted'] = True
+        return dict(fail, reasons=['Other clients used the server during the confirmation (metrics_polluted: tokens '
+                                   'in its counters that the benchmark did not send), so the measurement is not the '
+                                   'kept configuration\'s alone; verifying this host on its own (take it out of its '
+                                   'load balancer, or run when it is idle).'])
     if not (isinstance(base, (int, float)) and isinstance(cand, (int, float)) and base > 0 and cand > 0):
         return dict(fail, reasons=['The canary left no TPOT at concurrency 1 to compare with; verifying this host '
                                    'on its own.'])

@@ -291,6 +291,20 @@ def test_the_acceptance_rate_must_be_reported_and_near_the_canarys():
     assert not missing['confirmed'] and 'no acceptance rate' in ' '.join(missing['reasons'])
 
 
+def test_a_confirmation_measured_during_live_traffic_is_never_a_keep():
+    rng = random.Random(16)
+    canary = kept_verdict(rng, 30.0, 1.6, acceptance=0.7)
+    twin = twin_run(rng, 30.0 / 1.6, 0.0, acceptance=0.7)
+    assert R.confirm(canary, twin, 0.03)['confirmed'], 'the same run without live traffic is confirmed'
+    twin['runs'][0]['metrics_polluted'] = True
+    out = R.confirm(canary, twin, 0.03)
+    assert not out['confirmed'] and not out['conclusive'] and out['figures']['metrics_polluted'] is True
+    assert 'Other clients used the server during the confirmation' in out['reasons'][0]
+    for unknown in (False, None):
+        twin['runs'][0]['metrics_polluted'] = unknown
+        assert R.confirm(canary, twin, 0.03)['confirmed'], 'metrics_polluted %r (false or unread) holds nothing' % unknown
+
+
 @pytest.mark.parametrize('spread', [float('nan'), float('inf'), -0.1, 0.6, 'wide', True])
 def test_a_bad_spread_is_refused_naming_the_variable(spread):
     with pytest.raises(R.RolloutError, match='jetson_spec_cohort_spread'):
