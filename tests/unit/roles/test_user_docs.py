@@ -91,7 +91,8 @@ def test_the_markup_check_finds_what_ansible_doc_breaks():
     assert _SEMANTIC.search(r"V(B // (K + 1\))").group(2) == r"B // (K + 1\)"
 
 
-ISSUE_NUMBER = re.compile(r"\b[Ii]ssues? #?\d+\b")
+# "issue 21", "Issues #10", and a bare "#37" (this project's numbers have one or two digits; vLLM's, vllm#41838, more)
+ISSUE_NUMBER = re.compile(r"\b[Ii]ssues? #?\d+\b|(?<![\w/&])#\d{1,2}\b")
 
 
 def user_texts():
@@ -99,7 +100,19 @@ def user_texts():
     paths += sorted((TOP / "awx").glob("*.json")) + sorted((TOP / "roles").glob("*/meta/argument_specs.yml"))
     paths += sorted((TOP / "playbooks").rglob("*.yml")) + sorted((TOP / "roles").glob("*/tasks/*.yml"))
     paths += sorted((TOP / "plugins").rglob("*.py")) + sorted((TOP / "plugins" / "filter").glob("*.yml"))
+    paths += sorted((TOP / "awx").glob("*.yml")) + sorted((TOP / "awx").glob("*.py"))
+    for part in ("defaults", "vars", "handlers", "templates"):
+        paths += sorted(path for path in (TOP / "roles").glob("*/%s/*" % part) if path.is_file())
+    paths += sorted(path for path in (TOP / "inventories").rglob("*") if path.is_file())
+    paths += sorted((TOP / "changelogs" / "fragments").glob("*.yml")) + [TOP / "galaxy.yml"]
     return paths
+
+
+def test_the_issue_number_pattern_finds_internal_numbers_and_leaves_vllms():
+    for internal in ("issue 21", "(Issues #10)", "see #37 for the rest", "#7."):
+        assert ISSUE_NUMBER.search(internal), internal
+    for reference in ("vllm#41838", "vLLM PR #41838", "color: #333;", "&#39;", "docs/fleet.md#cohorts", "# 1 comment"):
+        assert not ISSUE_NUMBER.search(reference), reference
 
 
 @pytest.mark.parametrize("path", user_texts(), ids=lambda path: str(path.relative_to(TOP)))
