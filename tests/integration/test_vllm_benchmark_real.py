@@ -18,6 +18,7 @@ from vllm_testbed import LOG_DIR, NUM_SPEC_TOKENS, SPEC_API_KEY, http_get
 # pytest fixtures, used by name as test arguments
 from vllm_testbed import testbed, vllm_baseline, vllm_dead_endpoint, vllm_spec  # noqa: F401  pylint: disable=unused-import
 from vllm_testbed import MTP_SPEC_TOKENS, vllm_spec_mtp  # noqa: F401  pylint: disable=unused-import
+from vllm_testbed import DFLASH_SPEC_TOKENS, vllm_spec_dflash  # noqa: F401  pylint: disable=unused-import
 
 MODULE = "jetson_llm.vllm.vllm_benchmark"
 SMALL = {"input_len": 64, "output_len": 32, "num_prompts": 16, "warmup_prompts": 2, "concurrency": [1, 8],
@@ -240,6 +241,32 @@ def test_mtp_planned_from_a_real_checkpoint_runs_on_real_vllm(vllm_spec_mtp, tes
     assert sd["draft_tokens"] == MTP_SPEC_TOKENS * sd["drafts"], sd
     # This server has no --per-request-spec-decode-metrics: the figures come from its /metrics counters.
     assert sd["source"] == "server_counters" and "requests" not in sd, sd
+
+
+def test_dflash_planned_with_a_local_draft_runs_on_real_vllm(vllm_spec_dflash, testbed):  # noqa: F811
+    """speculative_plan plans method dflash asked for by name with a local DFlash draft (its config.json read on the
+    host as vLLM reads it: DFlashDraftModel with dflash_config.mask_token_id); real vLLM 0.32 (CPU build, where the
+    platform runs DFlash's Triton kernel as C++) serves exactly that config, drafting blocks of K tokens in parallel
+    with non-causal attention over the target's layers 1 and 3 (random weights: ~0 accepted, the path runs)."""
+    plan = run_module("jetson_llm.vllm.speculative_plan", {
+        "jetson": ORIN_R39, "target_model": str(testbed.model("target")), "expected_concurrency": 1,
+        "method": "dflash", "draft_model": str(testbed.model("draft-dflash")),
+        "baseline_gpu_memory_utilization": 0.75, "vllm_version": "0.32.0", "runtime_image": "vllm/vllm-openai:latest"})
+    assert plan.get("failed") is not True, plan
+    assert plan["enable"] is True and plan["method"] == "dflash" and plan["model_source"] == "option", plan
+    assert plan["speculative_config"] == {"draft_tensor_parallel_size": 1, "method": "dflash",
+                                          "model": str(testbed.model("draft-dflash")),
+                                          "num_speculative_tokens": DFLASH_SPEC_TOKENS}, plan
+    assert vllm_spec_dflash.speculative_config == plan["speculative_config"]
+    log = vllm_spec_dflash.log_path.read_text(errors="replace")
+    assert "Resolved architecture: DFlashDraftModel" in log, "vLLM did not load the draft as DFlash"
+    args = dict(SMALL, endpoint=vllm_spec_dflash.url, model="target-dflash", dataset="builtin", concurrency=[1],
+                num_prompts=4)
+    _result, bm = bench(args)
+    assert str(bm["vllm_version"]).startswith("0.32.0"), bm["vllm_version"]
+    sd = bm["runs"][0]["spec_decode"]
+    assert sd is not None and sd["drafts"] > 0, f"no drafts counted from the DFlash server: {bm['runs'][0]}"
+    assert sd["draft_tokens"] == DFLASH_SPEC_TOKENS * sd["drafts"], sd
 
 
 # --- failures -----------------------------------------------------------------------------------------

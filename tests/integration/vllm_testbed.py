@@ -13,6 +13,8 @@ directory there.)
 * ``vllm_spec``: the same target with the perfect draft (a copy of the target),
   ``{"method": "draft_model", "num_speculative_tokens": 4}``, protected by ``--api-key``
   (``SPEC_API_KEY``): every request to it needs the key.
+* ``vllm_spec_mtp``, ``vllm_spec_dflash``: a target with its own MTP layer (method mtp), and ``target`` with a
+  DFlash draft (method dflash): random drafters, so ~0 accepted; they prove the path runs.
 * ``vllm_dead_endpoint``: the URL of a real vLLM that refused to start (a draft whose vocabulary
   size differs from the target's) and exited: nothing listens there any more.
 
@@ -62,11 +64,13 @@ TestbedMissing = testbed_server.TestbedMissing
 http_get = testbed_server.http_get
 
 ALL_MODELS = ("tokenizer", "target", "draft-perfect", "draft-random", "draft-badvocab", "target-deep",
-              "draft-deep-1layer", "draft-deep-tiny", "draft-heavy", "target-mtp")
+              "draft-deep-1layer", "draft-deep-tiny", "draft-heavy", "target-mtp", "draft-dflash")
 # A fixed, recognisable key: tests assert it never appears in any output.
 SPEC_API_KEY = "tb-key-7Qv3Zk9Lm2Xw"
 NUM_SPEC_TOKENS = 4
 MTP_SPEC_TOKENS = 2
+# DFlash as speculative_plan plans it on an AGX Orin (r39) with the draft-dflash model: K 3, one draft TP rank.
+DFLASH_SPEC_TOKENS = 3
 
 
 @dataclass(frozen=True)
@@ -111,6 +115,11 @@ def _specs(tb: Testbed):
         # The target's own MTP layer (method mtp, no draft model); K as speculative_plan plans it on an Orin.
         "spec_mtp": dict(model=str(tb.model("target-mtp")), name="target-mtp", extra_args=EAGER,
                          speculative_config={"method": "mtp", "num_speculative_tokens": MTP_SPEC_TOKENS}),
+        # A DFlash draft (random: ~0 accepted; the CPU platform runs DFlash's kernels in C++), the plan's config.
+        "spec_dflash": dict(model=str(tb.model("target")), name="target-dflash", extra_args=EAGER,
+                            speculative_config={"draft_tensor_parallel_size": 1, "method": "dflash",
+                                                "model": str(tb.model("draft-dflash")),
+                                                "num_speculative_tokens": DFLASH_SPEC_TOKENS}),
         # Rejected at start-up (~15 s): "Target and draft model should have the same vocabulary size".
         "dead": dict(model=str(tb.model("target")), name="target-dead", extra_args=EAGER,
                      speculative_config={"method": "draft_model", "model": str(tb.model("draft-badvocab")),
@@ -123,7 +132,7 @@ def _specs(tb: Testbed):
 
 
 FIXTURE_OF = {"vllm_baseline": "baseline", "vllm_spec": "spec", "vllm_spec_random": "spec_random",
-              "vllm_spec_mtp": "spec_mtp", "vllm_dead_endpoint": "dead"}
+              "vllm_spec_mtp": "spec_mtp", "vllm_spec_dflash": "spec_dflash", "vllm_dead_endpoint": "dead"}
 _servers = {}   # key -> VllmServer (launched)
 _failures = {}  # key -> exception from wait_ready, re-raised for every later user
 _lock = threading.Lock()
@@ -229,6 +238,14 @@ def vllm_spec_random(request, testbed):  # pylint: disable=redefined-outer-name
 def vllm_spec_mtp(request, testbed):  # pylint: disable=redefined-outer-name
     """Real vLLM serving ``target-mtp`` (served name "target-mtp") with method mtp, K=MTP_SPEC_TOKENS, no api key."""
     srv = _server(request, testbed, "spec_mtp")
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="session")
+def vllm_spec_dflash(request, testbed):  # pylint: disable=redefined-outer-name
+    """Real vLLM serving ``target`` (served name "target-dflash") with the DFlash draft, K=DFLASH_SPEC_TOKENS."""
+    srv = _server(request, testbed, "spec_dflash")
     yield srv
     srv.stop()
 

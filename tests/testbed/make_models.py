@@ -32,6 +32,13 @@ Writes under ``$TESTBED/models`` (``TESTBED=${JETSON_LLM_TESTBED:-/var/cache/jet
                        ``mimo_mtp.py`` loads; ``num_nextn_predict_layers: 1``, architecture
                        ``MiMoForCausalLM``): vLLM 0.32's CPU build serves it with ``{"method": "mtp"}``
                        (random MTP weights, so ~0 acceptance: the path runs, it does not pay)
+``draft-dflash``       a DFlash draft for ``target`` (architecture ``DFlashDraftModel``, the Qwen3 layout vLLM's
+                       ``qwen3_dflash.py`` loads): one random Qwen3 layer of the target's width and KV-cache
+                       shape, ``fc`` over the target's layers 1 and 3 (``dflash_config.target_layer_ids``
+                       [0, 2]), the target's embeddings and lm_head, ``dflash_config.mask_token_id`` the pad
+                       token: vLLM 0.32's CPU build serves ``target`` with ``{"method": "dflash"}`` and this
+                       draft (the CPU platform swaps DFlash's Triton kernel for a C++ one; random weights, so
+                       ~0 acceptance: the path runs, it does not pay)
 
 Idempotent: each model directory holds ``.recipe.json``; a model whose recipe (and the recipe of
 what it derives from) is unchanged is not generated again. Everything is seeded, so the same
@@ -168,6 +175,8 @@ MODELS = {
     "draft-deep-tiny": {"kind": "narrow-layer", "source": "target-deep", "layer": TINY_LAYER, "seed": 7},
     "draft-heavy": {"kind": "padded", "source": "target", "extra_layers": 28, "seed": 11},
     "target-mtp": {"kind": "mtp", "tokenizer": "tokenizer", "shape": SMALL, "seed": 2718},
+    "draft-dflash": {"kind": "dflash", "source": "target", "seed": 31, "target_layer_ids": [0, 2],
+                     "mask_token_id": PAD_ID},
 }
 
 
@@ -314,6 +323,9 @@ def build_model(name: str, models_dir: Path, out: Path) -> None:
     if kind == "mtp":
         build_mtp_model(spec, models_dir, out)
         return
+    if kind == "dflash":
+        build_dflash_model(spec, models_dir, out)
+        return
     tok_dir = models_dir / spec["tokenizer"]
     vocab = TOKENIZERS[spec["tokenizer"]]["vocab_size"]
     model = random_model(spec["shape"], vocab, spec["seed"])
@@ -349,6 +361,46 @@ def build_mtp_model(spec: dict, models_dir: Path, out: Path) -> None:
     config = json.loads((out / "config.json").read_text())
     config.update(architectures=["MiMoForCausalLM"], num_nextn_predict_layers=1)
     (out / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+
+
+def build_dflash_model(spec: dict, models_dir: Path, out: Path) -> None:
+    """A DFlash draft of ``spec["source"]`` in the layout of vLLM's qwen3_dflash.py (see the module docstring): the
+    checkpoint's tensors carry no ``model.`` prefix (vLLM adds it), ``fc`` maps the target's hidden states at
+    ``target_layer_ids`` (concatenated) to the draft's width, ``hidden_norm`` normalises them."""
+    import torch
+    from safetensors.torch import load_file, save_file
+    from transformers import AutoTokenizer, Qwen3Config, Qwen3ForCausalLM
+
+    source = models_dir / spec["source"]
+    target = json.loads((source / "config.json").read_text())
+    layers = list(spec["target_layer_ids"])
+    if max(layers) + 1 >= target["num_hidden_layers"]:
+        raise SystemExit(f"draft-dflash: target_layer_ids {layers} must leave the target's last layer "
+                         f"({target['num_hidden_layers']} layers): vLLM reads the output of layer id + 1")
+    torch.manual_seed(spec["seed"])
+    hidden = target["hidden_size"]
+    heads = target["num_attention_heads"]
+    cfg = Qwen3Config(vocab_size=target["vocab_size"], hidden_size=hidden, intermediate_size=target["intermediate_size"],
+                      num_hidden_layers=1, num_attention_heads=heads,
+                      num_key_value_heads=target["num_key_value_heads"], head_dim=hidden // heads,
+                      rms_norm_eps=1e-6, max_position_embeddings=4096, tie_word_embeddings=False,
+                      bos_token_id=BOS_ID, eos_token_id=EOS_ID, pad_token_id=PAD_ID)
+    draft = Qwen3ForCausalLM(cfg).to(torch.bfloat16).eval()
+    state = {k[len("model."):]: v.contiguous() for k, v in draft.state_dict().items()
+             if k.startswith("model.layers.") or k == "model.norm.weight"}
+    shared = load_file(str(source / "model.safetensors"))
+    state["embed_tokens.weight"] = shared["model.embed_tokens.weight"].clone()
+    state["lm_head.weight"] = shared["lm_head.weight"].clone()
+    state["fc.weight"] = (torch.randn(hidden, hidden * len(layers)) * 0.02).to(torch.bfloat16)
+    state["hidden_norm.weight"] = torch.ones(hidden, dtype=torch.bfloat16)
+    out.mkdir(parents=True)
+    save_file(state, str(out / "model.safetensors"), metadata={"format": "pt"})
+    config = cfg.to_dict()
+    config.pop("torch_dtype", None)
+    config.update(architectures=["DFlashDraftModel"], model_type="qwen3", dtype="bfloat16",
+                  dflash_config={"mask_token_id": spec["mask_token_id"], "target_layer_ids": layers})
+    (out / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    AutoTokenizer.from_pretrained(str(source)).save_pretrained(str(out))
 
 
 def describe(path: Path) -> dict:
