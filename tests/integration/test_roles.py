@@ -417,6 +417,52 @@ def test_simulated_jetson_keeps_batch_size_aware_speculation_when_c8_regresses(f
     fleet.assert_second_run_changes_nothing("thor-batch", BATCH_SIM_VARS)
 
 
+def test_a_failure_after_the_change_whose_revert_succeeds_restores_the_service_and_puts_the_host_back(fleet):
+    """From the kept change of the test above, docs/troubleshooting.md's "apply an edit at once", as written: the kept
+    overlay removed and the service restarted by hand (the unit's own command line runs), then the role's run that
+    verifies again. In that run the candidate benchmark fails (the SIMULATOR's engine dies after a few speculative
+    steps, the fault of the test below) and the revert succeeds: the record is failed with the cause first and the
+    restored service said, the host fails in the run's status, and the undrain hook puts it back after the revert, as
+    after a kept or reverted change.
+    """
+    host = fleet.hosts["thor-batch"]
+    profile = host.path("/etc/jetson-batch-simulator.json")
+    assert fleet.fact("thor-batch")["status"] == "enabled" and fleet.inside("thor-batch", OVERLAY) is not None
+    text = (TOP / "docs" / "troubleshooting.md").read_text()
+    block = re.search(r"<!-- systemd host, kept change removed -->\n```sh\n(.*?)```", text, re.S).group(1)
+    on_host = [line.split("  #")[0].strip() for line in block.splitlines()
+               if line.strip() and not line.startswith("ansible-playbook ")]
+    assert len(on_host) == 2, on_host
+    for command in on_host:
+        proc = host.nsenter(["sh", "-c", command], check=False)
+        assert proc.returncode == 0, (command, proc.stdout[-500:], proc.stderr[-500:])
+    wait_healthy(fleet, "thor-batch")
+    assert "speculative-config" not in fleet.cmdline("thor-batch") and fleet.inside("thor-batch", OVERLAY) is None
+    unit_before = fleet.read("thor-batch", UNIT)
+    pid_before, calls = fleet.main_pid("thor-batch"), fleet.lb_calls("thor-batch")
+    profile.write_text(json.dumps({**BATCH_SIMULATOR_PROFILE, "fault_crash_after_speculative_steps": 40}))
+    try:
+        _rc, out = fleet.play("thor-batch", extra={**BATCH_SIM_VARS, **HOOK_VARS, "jetson_spec_tune_max_steps": 0},
+                              expect_rc=2)
+    finally:
+        profile.write_text(json.dumps(BATCH_SIMULATOR_PROFILE))
+    fact = fleet.fact("thor-batch")
+    assert fact["status"] == "failed", fact
+    reasons = fact["reasons"]
+    first = [r for r in reasons if r.startswith('Task "')]
+    assert len(first) == 1 and first[0].startswith('Task "Benchmark the running service'), reasons
+    assert not any(r.startswith("REVERT FAILED") for r in reasons), reasons
+    assert "The previous service was restored and is healthy." in reasons, reasons
+    assert "fatal: [thor-batch]" in out, "the host is failed in the run's status"
+    assert "speculative-config" not in fleet.cmdline("thor-batch") and healthy("thor-batch")
+    assert fleet.read("thor-batch", UNIT) == unit_before
+    fleet.assert_no_overlay("thor-batch")
+    # The run verified again (the record said enabled, the process runs without speculation), as the guide says.
+    assert "has no --speculative-config: verified again." in out, out[-3000:]
+    # Drained before the change, back in its load balancer after the revert, serving the restored service.
+    fleet.assert_drained_around_the_change("thor-batch", pid_before, calls)
+
+
 def test_a_failure_after_the_change_whose_revert_fails_too_keeps_both_causes_and_says_what_to_do(fleet):
     """The one path no real component can be made to take on purpose: the change fails and so does the revert.
 
